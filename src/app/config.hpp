@@ -1,0 +1,86 @@
+// Every knob of a run, with the reference miniAMR's names, defaults and meanings
+// (options.cpp fills it from a deck and the command line).
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace miniamr::app {
+
+// A moving, growing shape that drives refinement. `size` is the half-extent per direction.
+struct Object {
+  int type = 0;
+  int bounce = 0;
+  std::array<double, 3> center{0, 0, 0};
+  std::array<double, 3> move{0, 0, 0};
+  std::array<double, 3> size{0, 0, 0};
+  std::array<double, 3> inc{0, 0, 0};
+  friend bool operator==(const Object&, const Object&) = default;
+};
+
+enum class LbMethod { kRcb = 0, kMorton = 1, kHilbert = 2, kTruncHilbert = 3 };
+
+struct Config {
+  // Block and root grid.
+  int nx = 10, ny = 10, nz = 10;
+  int init_x = 1, init_y = 1, init_z = 1;
+  int npx = 1, npy = 1, npz = 1;
+  int max_blocks = 0;  // 0 = no cap (the default); an explicit value caps blocks per rank
+  bool max_blocks_given = false;
+
+  // Refinement.
+  int num_refine = 5;
+  int block_change = 0;  // 0 = num_refine (resolved by effective_block_change())
+  int uniform_refine = 0;
+  int refine_freq = 5;  // 0 = refine only at timestep 0
+  bool refine_ghost = false;
+
+  // Load balance (ownership only; never changes the mesh).
+  int inbalance = 0;
+  int lb_opt = 1;
+  LbMethod lb_method = LbMethod::kRcb;
+  int reorder = -1;
+  bool change_dir = false;
+  int group_blocks = 0;  // 1 = --group_blocks, 2 = --break_ties
+  int limit_move = 0;
+
+  // Data and stencil.
+  int num_vars = 40;
+  int comm_vars = 0;  // 0 or > num_vars = num_vars (effective_comm_vars())
+  int stencil = 7;
+  int error_tol = 8;
+  bool report_diffusion = false;
+
+  // Time loop.
+  int num_tsteps = 20;
+  bool num_tsteps_given = false;
+  double time = 0.0;
+  bool time_given = false;
+  int stages_per_ts = 20;
+  int checksum_freq = 5;
+
+  // Communication variants of the reference.
+  int code = 0;
+  bool permute = false;
+  bool blocking_send = false;
+  bool send_faces = false;
+
+  // Output.
+  int report_perf = 12;  // bit mask: 1 results.yaml, 2 results.txt, 4 end report, 8 progress
+  int plot_freq = 0;
+
+  std::vector<Object> objects;
+
+  // Where the run came from (for the report); empty when no deck was given.
+  std::string deck_path;
+
+  int effective_block_change() const { return block_change == 0 ? num_refine : block_change; }
+  int effective_comm_vars() const {
+    return (comm_vars <= 0 || comm_vars > num_vars) ? num_vars : comm_vars;
+  }
+  std::array<int, 3> root_blocks() const { return {npx * init_x, npy * init_y, npz * init_z}; }
+  std::array<int, 3> block_cells() const { return {nx, ny, nz}; }
+};
+
+}  // namespace miniamr::app

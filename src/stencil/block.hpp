@@ -1,0 +1,75 @@
+// What a block holds: num_vars variables of (nx+2)(ny+2)(nz+2) cells (one ghost layer). Each
+// variable's cells are contiguous, z fastest, and start on a 64-byte boundary so inner loops
+// vectorise; blocks are value types that own their storage (no preallocated pool).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <span>
+
+namespace miniamr::stencil {
+
+struct BlockShape {
+  int nx = 0, ny = 0, nz = 0;  // interior cells per direction
+  int num_vars = 0;
+
+  int sx() const { return nx + 2; }
+  int sy() const { return ny + 2; }
+  int sz() const { return nz + 2; }
+  // Stride between two x planes and two y rows of one variable.
+  std::size_t plane() const { return std::size_t(sy()) * std::size_t(sz()); }
+  std::size_t row() const { return std::size_t(sz()); }
+  std::size_t cells() const { return std::size_t(sx()) * plane(); }
+  // Distance between two variables: cells() rounded up to a cache line of doubles.
+  std::size_t var_stride() const { return (cells() + 7) / 8 * 8; }
+  std::size_t doubles() const { return var_stride() * std::size_t(num_vars); }
+  std::size_t interior_cells() const { return std::size_t(nx) * std::size_t(ny) * std::size_t(nz); }
+  // Offset of cell (i,j,k) inside one variable; 0 and n+1 are ghosts.
+  std::size_t at(int i, int j, int k) const {
+    return std::size_t(i) * plane() + std::size_t(j) * row() + std::size_t(k);
+  }
+  friend bool operator==(const BlockShape&, const BlockShape&) = default;
+};
+
+class Block {
+ public:
+  Block() = default;
+  explicit Block(const BlockShape& shape) : shape_(shape), data_(allocate(shape.doubles())) {
+    std::uninitialized_fill_n(data_.get(), shape.doubles(), 0.0);
+  }
+  Block(const Block& o) : Block(o.shape_) {
+    std::copy_n(o.data_.get(), shape_.doubles(), data_.get());
+  }
+  Block& operator=(const Block& o) {
+    if (this != &o) *this = Block(o);
+    return *this;
+  }
+  Block(Block&&) noexcept = default;
+  Block& operator=(Block&&) noexcept = default;
+
+  const BlockShape& shape() const { return shape_; }
+  std::span<double> var(int v) { return {data_.get() + std::size_t(v) * shape_.var_stride(), shape_.cells()}; }
+  std::span<const double> var(int v) const {
+    return {data_.get() + std::size_t(v) * shape_.var_stride(), shape_.cells()};
+  }
+  double* data() { return data_.get(); }
+  const double* data() const { return data_.get(); }
+  bool empty() const { return data_ == nullptr; }
+
+ private:
+  struct AlignedFree {
+    void operator()(double* p) const { ::operator delete[](p, std::align_val_t{64}); }
+  };
+  static std::unique_ptr<double[], AlignedFree> allocate(std::size_t n) {
+    return std::unique_ptr<double[], AlignedFree>(
+        static_cast<double*>(::operator new[](n * sizeof(double), std::align_val_t{64})));
+  }
+
+  BlockShape shape_{};
+  std::unique_ptr<double[], AlignedFree> data_;
+};
+
+}  // namespace miniamr::stencil
