@@ -48,7 +48,9 @@ Key child(const Key& k, int octant) {
              static_cast<std::int8_t>(k.level + 1)};
 }
 
-Key sibling(const Key& k, int octant) { return child(parent(k), octant); }
+Key sibling(const Key& k, int octant) {
+  return child(parent(k), octant);
+}
 
 Key last_descendant(const Key& k) {
   const Coord span = side(k.level) - 1;
@@ -79,6 +81,8 @@ std::string to_string(const Key& k) {
   return fmt::format("L{}({},{},{})", int(k.level), k.index(0), k.index(1), k.index(2));
 }
 
-std::ostream& operator<<(std::ostream& os, const Key& k) { return os << to_string(k); }
+std::ostream& operator<<(std::ostream& os, const Key& k) {
+  return os << to_string(k);
+}
 
 }  // namespace miniamr::octree

@@ -23,15 +23,25 @@ inline constexpr int kMaxRootBlocks = 1 << (32 - kMaxLevel);
 using Coord = std::uint32_t;
 
 // Side length, in coordinate units, of a block at `level`.
-constexpr Coord side(int level) { return Coord{1} << (kMaxLevel - level); }
+constexpr Coord side(int level) {
+  return Coord{1} << (kMaxLevel - level);
+}
 
 enum class Face : int { kWest = 0, kEast, kSouth, kNorth, kDown, kUp };  // -x,+x,-y,+y,-z,+z
 inline constexpr std::array<Face, 6> kFaces{Face::kWest,  Face::kEast, Face::kSouth,
                                             Face::kNorth, Face::kDown, Face::kUp};
-constexpr int axis(Face f) { return static_cast<int>(f) / 2; }
-constexpr bool is_upper(Face f) { return (static_cast<int>(f) & 1) != 0; }
-constexpr Face opposite(Face f) { return static_cast<Face>(static_cast<int>(f) ^ 1); }
-constexpr Face face_of(int axis, bool upper) { return static_cast<Face>(2 * axis + (upper ? 1 : 0)); }
+constexpr int axis(Face f) {
+  return static_cast<int>(f) / 2;
+}
+constexpr bool is_upper(Face f) {
+  return (static_cast<int>(f) & 1) != 0;
+}
+constexpr Face opposite(Face f) {
+  return static_cast<Face>(static_cast<int>(f) ^ 1);
+}
+constexpr Face face_of(int axis, bool upper) {
+  return static_cast<Face>(2 * axis + (upper ? 1 : 0));
+}
 
 // Number of root blocks per direction (npx*init_x, npy*init_y, npz*init_z).
 struct RootGrid {

@@ -1,0 +1,52 @@
+// The leaves a rank holds: keys sorted along the Morton curve, found by binary search.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "octree/key.hpp"
+
+namespace miniamr::octree {
+
+// How the leaves across one face of a block relate to it.
+enum class Relation { kBoundary, kSame, kCoarser, kFiner, kNotHere };
+
+struct FaceLookup {
+  Relation relation = Relation::kNotHere;
+  // Indices of the local leaves across the face: one for kSame/kCoarser, up to four for kFiner
+  // (those present locally, in Morton order).
+  std::array<std::size_t, 4> index{};
+  int count = 0;
+};
+
+class LeafSet {
+ public:
+  LeafSet() = default;
+  // `keys` must be sorted by morton_less and hold no key twice.
+  explicit LeafSet(std::vector<Key> keys);
+
+  std::size_t size() const { return keys_.size(); }
+  bool empty() const { return keys_.empty(); }
+  const Key& operator[](std::size_t i) const { return keys_[i]; }
+  std::span<const Key> keys() const { return keys_; }
+
+  std::optional<std::size_t> find(const Key& k) const;
+  // The local leaf that contains k (k itself or an ancestor), if any.
+  std::optional<std::size_t> find_covering(const Key& k) const;
+  // Local leaves inside k's region (k and its descendants): [first, last).
+  std::pair<std::size_t, std::size_t> range_within(const Key& k) const;
+  // The local leaves across face f of k (k need not be local).
+  FaceLookup across(const Key& k, Face f, const RootGrid& grid) const;
+  // True when all 8 children of k's parent are leaves here.
+  bool family_complete(const Key& k) const;
+
+ private:
+  std::vector<Key> keys_;
+};
+
+// The leaves of the full root grid at level 0, in Morton order.
+std::vector<Key> root_leaves(const RootGrid& grid);
+
+}  // namespace miniamr::octree

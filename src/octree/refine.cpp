@@ -1,0 +1,143 @@
+#include "octree/refine.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <deque>
+
+namespace miniamr::octree {
+
+std::vector<std::int8_t> initial_marks(const LeafSet& leaves, int max_level,
+                                       const std::function<int(const Key&)>& wanted) {
+  std::vector<std::int8_t> marks(leaves.size());
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    const Key& k = leaves[i];
+    int m = std::clamp(wanted(k), -1, 1);
+    if (m == kRefine && k.level >= max_level) m = kStay;
+    if (m == kCoarsen && !leaves.family_complete(k)) m = kStay;  // also catches level 0
+    marks[i] = static_cast<std::int8_t>(m);
+  }
+  return marks;
+}
+
+namespace {
+
+// Applies the effects of one leaf's mark to the local leaves and posts them for the rest.
+class Propagator {
+ public:
+  Propagator(const LeafSet& leaves, std::span<std::int8_t> marks, const RootGrid& grid,
+             MarkMailbox& mailbox)
+      : leaves_(leaves), marks_(marks), grid_(grid), mailbox_(mailbox) {}
+
+  void push_all() {
+    for (std::size_t i = 0; i < leaves_.size(); ++i) queue_.push_back(i);
+  }
+  bool idle() const { return queue_.empty(); }
+  std::int64_t posted() const { return posted_; }
+
+  void drain() {
+    while (!queue_.empty()) {
+      const std::size_t i = queue_.front();
+      queue_.pop_front();
+      effects(MarkChange{leaves_[i], marks_[i]}, /*from_here=*/true);
+    }
+  }
+
+  void receive(const MarkChange& change) { effects(change, /*from_here=*/false); }
+
+ private:
+  void raise(std::size_t i, std::int8_t m) {
+    if (marks_[i] < m) {
+      marks_[i] = m;
+      queue_.push_back(i);
+    }
+  }
+
+  void forward(const Key& region, const MarkChange& c) {
+    if (mailbox_.is_local(region)) return;
+    mailbox_.post(region, c);
+    ++posted_;
+  }
+
+  void effects(const MarkChange& c, bool from_here) {
+    const Key& k = c.key;
+    for (const Face f : kFaces) {
+      const auto n = face_neighbour(k, f, grid_);
+      if (!n) continue;
+      if (from_here) forward(*n, c);
+      const FaceLookup across = leaves_.across(k, f, grid_);
+      if (across.relation == Relation::kSame && c.mark == kRefine) {
+        raise(across.index[0], kStay);
+      } else if (across.relation == Relation::kCoarser) {
+        raise(across.index[0], c.mark == kRefine ? kRefine : kStay);
+      }
+    }
+    if (k.level > 0 && c.mark >= kStay) {
+      const Key family = parent(k);
+      if (from_here) forward(family, c);
+      const auto [first, last] = leaves_.range_within(family);
+      for (std::size_t j = first; j < last; ++j) {
+        if (leaves_[j].level == k.level) raise(j, kStay);
+      }
+    }
+  }
+
+  const LeafSet& leaves_;
+  std::span<std::int8_t> marks_;
+  const RootGrid& grid_;
+  MarkMailbox& mailbox_;
+  std::deque<std::size_t> queue_;
+  std::int64_t posted_ = 0;
+};
+
+}  // namespace
+
+ClosureStats close_marks(const LeafSet& leaves, std::span<std::int8_t> marks, const RootGrid& grid,
+                         MarkMailbox& mailbox) {
+  assert(marks.size() == leaves.size());
+  Propagator p(leaves, marks, grid, mailbox);
+  ClosureStats stats;
+  p.push_all();
+  do {
+    ++stats.rounds;
+    p.drain();
+    for (const MarkChange& c : mailbox.exchange()) p.receive(c);
+  } while (mailbox.any(!p.idle()));
+  stats.changes_sent = p.posted();
+  return stats;
+}
+
+AdaptPlan plan_adapt(const LeafSet& leaves, std::span<const std::int8_t> marks) {
+  AdaptPlan plan;
+  plan.keys.reserve(leaves.size());
+  plan.origin.reserve(leaves.size());
+  for (std::size_t i = 0; i < leaves.size();) {
+    const Key& k = leaves[i];
+    if (marks[i] == kRefine) {
+      for (int o = 0; o < 8; ++o) {
+        plan.keys.push_back(child(k, o));
+        plan.origin.push_back({Origin::kSplit, i, o});
+      }
+      ++plan.splits;
+      ++i;
+      continue;
+    }
+    // A family coarsens only when all 8 siblings are leaves here, all marked coarsen; they are
+    // then consecutive in octant order, starting with octant 0.
+    if (marks[i] == kCoarsen && k.octant() == 0 && i + 8 <= leaves.size() &&
+        leaves.family_complete(k) &&
+        std::all_of(marks.begin() + std::ptrdiff_t(i), marks.begin() + std::ptrdiff_t(i + 8),
+                    [](std::int8_t m) { return m == kCoarsen; })) {
+      plan.keys.push_back(parent(k));
+      plan.origin.push_back({Origin::kMerged, i, 0});
+      ++plan.merges;
+      i += 8;
+      continue;
+    }
+    plan.keys.push_back(k);
+    plan.origin.push_back({Origin::kKept, i, 0});
+    ++i;
+  }
+  return plan;
+}
+
+}  // namespace miniamr::octree

@@ -1,0 +1,210 @@
+#include <algorithm>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "octree/key.hpp"
+#include "octree/leaf_set.hpp"
+#include "octree/refine.hpp"
+
+using namespace miniamr::octree;
+
+namespace {
+
+const RootGrid kGrid{{2, 1, 1}};
+
+// Root 0 refined to level 2 everywhere, root 1 to level 1.
+LeafSet two_level_mesh() {
+  std::vector<Key> keys;
+  for (int a = 0; a < 8; ++a)
+    for (int b = 0; b < 8; ++b) keys.push_back(child(child(root_key(0, 0, 0), a), b));
+  for (int a = 0; a < 8; ++a) keys.push_back(child(root_key(1, 0, 0), a));
+  std::sort(keys.begin(), keys.end(), MortonLess{});
+  return LeafSet(keys);
+}
+
+std::vector<std::int8_t> close(const LeafSet& leaves, const std::function<int(const Key&)>& f,
+                               int max_level = 4) {
+  auto marks = initial_marks(leaves, max_level, f);
+  LocalMailbox mailbox;
+  close_marks(leaves, marks, kGrid, mailbox);
+  return marks;
+}
+
+std::int8_t mark_of(const LeafSet& leaves, std::span<const std::int8_t> marks, const Key& k) {
+  return marks[*leaves.find(k)];
+}
+
+bool on_east_face_of_root0(const Key& k) {
+  return k.level == 2 && k.index(0) == 3;  // level-2 lattice x index 3 touches root 1
+}
+
+// Faces touch when the boxes meet in one axis and overlap with positive area in the others.
+bool face_adjacent(const Key& a, const Key& b) {
+  int touching = 0, overlapping = 0;
+  for (int d = 0; d < 3; ++d) {
+    const std::uint64_t alo = a.x[d], ahi = alo + side(a.level);
+    const std::uint64_t blo = b.x[d], bhi = blo + side(b.level);
+    if (ahi == blo || bhi == alo) {
+      ++touching;
+    } else if (alo < bhi && blo < ahi) {
+      ++overlapping;
+    }
+  }
+  return touching == 1 && overlapping == 2;
+}
+
+// The rules written the obvious way: sweep every pair until nothing changes.
+std::vector<std::int8_t> brute_force_closure(const LeafSet& leaves,
+                                             std::vector<std::int8_t> marks) {
+  bool changed = true;
+  auto raise = [&](std::size_t i, std::int8_t m) {
+    if (marks[i] < m) {
+      marks[i] = m;
+      changed = true;
+    }
+  };
+  while (changed) {
+    changed = false;
+    for (std::size_t i = 0; i < leaves.size(); ++i) {
+      for (std::size_t j = 0; j < leaves.size(); ++j) {
+        if (i == j) continue;
+        const Key& a = leaves[i];
+        const Key& b = leaves[j];
+        if (face_adjacent(a, b)) {
+          if (b.level == a.level && marks[i] == kRefine) raise(j, kStay);
+          if (b.level + 1 == a.level) raise(j, marks[i] == kRefine ? kRefine : kStay);
+        }
+        if (a.level > 0 && b.level == a.level && parent(a) == parent(b) && marks[i] >= kStay)
+          raise(j, kStay);
+      }
+    }
+  }
+  return marks;
+}
+
+bool balanced(const LeafSet& leaves) {
+  for (std::size_t i = 0; i < leaves.size(); ++i)
+    for (std::size_t j = 0; j < leaves.size(); ++j)
+      if (face_adjacent(leaves[i], leaves[j]) && std::abs(leaves[i].level - leaves[j].level) > 1)
+        return false;
+  return true;
+}
+
+}  // namespace
+
+TEST(InitialMarks, CapsAtMaxLevelAndKeepsIncompleteFamilies) {
+  const LeafSet leaves = two_level_mesh();
+  const auto marks = initial_marks(leaves, 2, [](const Key&) { return 1; });
+  for (std::size_t i = 0; i < leaves.size(); ++i)
+    EXPECT_EQ(marks[i], leaves[i].level == 2 ? kStay : kRefine);
+  const LeafSet roots(root_leaves(kGrid));
+  const auto root_marks = initial_marks(roots, 4, [](const Key&) { return -1; });
+  for (auto m : root_marks) EXPECT_EQ(m, kStay);  // level 0 never coarsens
+}
+
+TEST(Closure, R1RefineForcesCoarserNeighbourToRefine) {
+  const LeafSet leaves = two_level_mesh();
+  const Key trigger = child(child(root_key(0, 0, 0), 1), 1);  // east face, bottom corner
+  const auto marks = close(leaves, [&](const Key& k) { return k == trigger ? 1 : -1; });
+  EXPECT_EQ(mark_of(leaves, marks, trigger), kRefine);
+  EXPECT_EQ(mark_of(leaves, marks, child(root_key(1, 0, 0), 0)), kRefine);
+  // R4 on root 1's family: the other seven children must stay.
+  for (int o = 1; o < 8; ++o) EXPECT_EQ(mark_of(leaves, marks, child(root_key(1, 0, 0), o)), kStay);
+}
+
+TEST(Closure, R1RefineMakesSameLevelNeighboursStay) {
+  const LeafSet leaves(root_leaves(RootGrid{{3, 1, 1}}));
+  std::vector<std::int8_t> marks{kCoarsen, kRefine, kCoarsen};  // as if level > 0 could coarsen
+  LocalMailbox mailbox;
+  close_marks(leaves, marks, RootGrid{{3, 1, 1}}, mailbox);
+  EXPECT_EQ(marks, (std::vector<std::int8_t>{kStay, kRefine, kStay}));
+}
+
+TEST(Closure, R2NoCoarseningNextToFiner) {
+  const LeafSet leaves = two_level_mesh();
+  const auto marks = close(leaves, [](const Key&) { return -1; });
+  // Root 1's west children touch level-2 leaves, so the whole family stays (R2 then R4) ...
+  for (int o = 0; o < 8; ++o) EXPECT_EQ(mark_of(leaves, marks, child(root_key(1, 0, 0), o)), kStay);
+  // ... while root 0's level-2 families are free to coarsen.
+  for (std::size_t i = 0; i < leaves.size(); ++i)
+    if (leaves[i].level == 2) {
+      EXPECT_EQ(marks[i], kCoarsen);
+    }
+}
+
+TEST(Closure, R3StayingLeafKeepsCoarserNeighbour) {
+  // Root 0 at level 1 with child 1 refined; root 1 a leaf at level 0 that could only coarsen
+  // if it were not level 0, so use a 4x1x1 grid refined once everywhere instead.
+  std::vector<Key> keys;
+  for (int r = 0; r < 2; ++r)
+    for (int o = 0; o < 8; ++o) {
+      const Key c = child(root_key(r, 0, 0), o);
+      if (r == 0 && (o & 1)) {
+        for (int p = 0; p < 8; ++p) keys.push_back(child(c, p));
+      } else {
+        keys.push_back(c);
+      }
+    }
+  std::sort(keys.begin(), keys.end(), MortonLess{});
+  const LeafSet leaves(keys);
+  // Level-2 leaves of root 0's east children stay (callback 0); nothing else wants anything.
+  auto marks =
+      initial_marks(leaves, 4, [](const Key& k) { return on_east_face_of_root0(k) ? 0 : -1; });
+  LocalMailbox mailbox;
+  close_marks(leaves, marks, kGrid, mailbox);
+  // Root 1's west children are coarser neighbours of staying leaves: they stay (R3).
+  for (int o : {0, 2, 4, 6}) EXPECT_EQ(mark_of(leaves, marks, child(root_key(1, 0, 0), o)), kStay);
+  EXPECT_EQ(marks, brute_force_closure(leaves, initial_marks(leaves, 4, [](const Key& k) {
+                                         return on_east_face_of_root0(k) ? 0 : -1;
+                                       })));
+}
+
+TEST(Closure, R4FamilyCoarsensOnlyWhenAllEightAgree) {
+  const LeafSet leaves = two_level_mesh();
+  const Key keeper = child(child(root_key(0, 0, 0), 0), 0);
+  const auto marks = close(leaves, [&](const Key& k) { return k == keeper ? 0 : -1; });
+  for (int p = 0; p < 8; ++p)
+    EXPECT_EQ(mark_of(leaves, marks, child(child(root_key(0, 0, 0), 0), p)), kStay);
+  const auto plan = plan_adapt(leaves, marks);
+  // Families 1..7 of root 0 merge; family 0 and root 1's children stay.
+  EXPECT_EQ(plan.merges, 7);
+  EXPECT_EQ(plan.splits, 0);
+  EXPECT_EQ(plan.keys.size(), 8u + 7u + 8u);
+  EXPECT_TRUE(std::is_sorted(plan.keys.begin(), plan.keys.end(), MortonLess{}));
+}
+
+TEST(Closure, MatchesBruteForceOnRandomMeshesAndKeepsBalance) {
+  std::mt19937 rng(12345);
+  const RootGrid grid{{3, 2, 1}};
+  for (int trial = 0; trial < 6; ++trial) {
+    LeafSet leaves(root_leaves(grid));
+    for (int it = 0; it < 6; ++it) {
+      const auto want = [&](const Key&) { return int(rng() % 3) - 1; };
+      std::vector<int> wanted(leaves.size());
+      for (auto& w : wanted) w = want(Key{});
+      std::size_t n = 0;
+      auto marks = initial_marks(leaves, 3, [&](const Key&) { return wanted[n++]; });
+      const auto expected = brute_force_closure(leaves, marks);
+      LocalMailbox mailbox;
+      close_marks(leaves, marks, grid, mailbox);
+      ASSERT_EQ(marks, expected) << "trial " << trial << " iteration " << it;
+      leaves = LeafSet(plan_adapt(leaves, marks).keys);
+      ASSERT_TRUE(balanced(leaves));
+    }
+  }
+}
+
+TEST(Adapt, SplitProducesChildrenInCurveOrderWithOrigins) {
+  const LeafSet leaves(root_leaves(kGrid));
+  const std::vector<std::int8_t> marks{kRefine, kStay};
+  const auto plan = plan_adapt(leaves, marks);
+  ASSERT_EQ(plan.keys.size(), 9u);
+  for (int o = 0; o < 8; ++o) {
+    EXPECT_EQ(plan.keys[std::size_t(o)], child(root_key(0, 0, 0), o));
+    EXPECT_EQ(plan.origin[std::size_t(o)].kind, Origin::kSplit);
+    EXPECT_EQ(plan.origin[std::size_t(o)].octant, o);
+  }
+  EXPECT_EQ(plan.origin[8].kind, Origin::kKept);
+  EXPECT_EQ(plan.origin[8].old_index, 1u);
+}
