@@ -1,3 +1,5 @@
 #include "app/run.hpp"
 
-int main(int argc, char** argv) { return miniamr::app::run(argc, argv); }
+int main(int argc, char** argv) {
+  return miniamr::app::run(argc, argv);
+}

@@ -1,0 +1,257 @@
+#include "app/report.hpp"
+
+#include <sys/resource.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "app/errors.hpp"
+#include "app/objects.hpp"
+
+namespace miniamr::app {
+
+namespace {
+
+double peak_rss_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_maxrss) * 1024.0;  // Linux reports kilobytes
+}
+
+// Flops per interior cell update, counted like the reference (adds + one divide).
+int flops_per_update(int stencil) {
+  return stencil == 27 ? 27 : 7;
+}
+
+const char* lb_method_name(LbMethod m) {
+  switch (m) {
+    case LbMethod::kRcb:
+      return "RCB";
+    case LbMethod::kMorton:
+      return "Morton";
+    case LbMethod::kHilbert:
+      return "Hilbert";
+    case LbMethod::kTruncHilbert:
+      return "Truncated Hilbert";
+  }
+  return "?";
+}
+
+}  // namespace
+
+double Report::blocks_per_ts() const {
+  const double stages = double(stats.timesteps_done) * config.stages_per_ts;
+  return stages > 0 ? double(stats.block_stage_sum) / stages : 0.0;
+}
+
+double Report::gflops() const {
+  const double ops = double(cell_var_updates) * flops_per_update(config.stencil);
+  return compute.avg > 0 ? ops / (compute.avg * double(1 << 30)) : 0.0;
+}
+
+double Report::cell_var_updates_per_s() const {
+  const double t = compute.avg + communicate.avg;
+  return t > 0 ? double(cell_var_updates) / t : 0.0;
+}
+
+Report gather_report(const Config& config, const Simulation& sim, runtime::Runtime& rt) {
+  const auto& comm = rt.comm();
+  const auto& t = rt.timers();
+  using runtime::Phase;
+  Report r;
+  r.config = config;
+  r.final_objects = sim.objects();
+  r.runtime_name = rt.name();
+  r.ranks = comm.size();
+  r.stats = sim.stats();
+  r.max_blocks = comm.max(sim.stats().max_blocks_rank);
+  r.total = runtime::spread(comm, t.get(Phase::kTotal));
+  r.compute = runtime::spread(comm, t.get(Phase::kCompute));
+  r.communicate = runtime::spread(comm, t.get(Phase::kCommunicate));
+  r.checksum = runtime::spread(comm, t.get(Phase::kChecksum));
+  r.refine = runtime::spread(comm, t.get(Phase::kRefine));
+  r.load_balance = runtime::spread(comm, t.get(Phase::kLoadBalance));
+  r.init = runtime::spread(comm, t.get(Phase::kInit));
+  r.cell_var_updates = comm.sum(sim.stats().cell_var_updates_rank);
+  r.peak_rss_max = comm.max(peak_rss_bytes());
+  return r;
+}
+
+std::string summary_line(const Report& r) {
+  return fmt::format(
+      "Summary: ranks {} ts {} time {:f} calc {:f} comm {:f} red {:f} refine {:f} blocks/ts {:f} "
+      "max_blocks {}",
+      r.ranks, r.stats.timesteps_done, r.total.avg, r.compute.avg, r.communicate.avg,
+      r.checksum.avg, r.refine.avg, r.blocks_per_ts(), r.max_blocks);
+}
+
+void print_report(std::FILE* out, const Report& r) {
+  const Config& c = r.config;
+  auto line = [out](const std::string& s) { fmt::print(out, "{}\n", s); };
+  line("");
+  line(" ================ Start report ===================");
+  line("");
+  line("          miniamr (Mantevo miniAMR 1.7.0 compatible)");
+  line("");
+  line(fmt::format("Run on {} ranks, {} runtime, rank grid {} x {} x {}, root blocks {} x {} x {}",
+                   r.ranks, r.runtime_name, c.npx, c.npy, c.npz, c.npx * c.init_x, c.npy * c.init_y,
+                   c.npz * c.init_z));
+  line(fmt::format("Block size {} x {} x {}, {} variables, comm_vars {}, stencil {}", c.nx, c.ny,
+                   c.nz, c.num_vars, c.effective_comm_vars(), c.stencil));
+  line(fmt::format("Levels of refinement {}, blocks can change by {} levels per refinement step",
+                   c.num_refine, c.effective_block_change()));
+  if (c.refine_ghost) line("Ghost cells are checked for refinement");
+  if (c.uniform_refine != 0) {
+    line("Blocks are uniformly refined");
+  } else {
+    line(fmt::format("Objects: {}", c.objects.size()));
+    for (std::size_t i = 0; i < c.objects.size(); ++i) {
+      const Object& a = c.objects[i];
+      const Object& b = r.final_objects[i];
+      line(fmt::format("  object {}: {}, {}", i, object_type_name(a.type), bounce_name(a.bounce)));
+      line(fmt::format("    center  {:f} {:f} {:f} -> {:f} {:f} {:f}", a.center[0], a.center[1],
+                       a.center[2], b.center[0], b.center[1], b.center[2]));
+      line(
+          fmt::format("    move    {:f} {:f} {:f} per unit time", a.move[0], a.move[1], a.move[2]));
+      line(fmt::format("    size    {:f} {:f} {:f} -> {:f} {:f} {:f}", a.size[0], a.size[1],
+                       a.size[2], b.size[0], b.size[1], b.size[2]));
+    }
+  }
+  line(fmt::format("Timesteps {}, simulated time {:f}, stages per timestep {}",
+                   r.stats.timesteps_done, r.stats.sim_time, c.stages_per_ts));
+  line(fmt::format("Checksum every {} stages (tolerance 1e-{}), refine every {} timesteps",
+                   c.checksum_freq, c.error_tol, c.refine_freq));
+  line(fmt::format("Load balance: {} (threshold {}%, lb_opt {})", lb_method_name(c.lb_method),
+                   c.inbalance, c.lb_opt));
+  line("");
+  auto timing = [&](const char* name, const runtime::Spread& s) {
+    line(fmt::format("{:<24} ave {:12.6f}  min {:12.6f}  max {:12.6f}", name, s.avg, s.min, s.max));
+  };
+  line("Time (seconds)");
+  timing("  total", r.total);
+  timing("  compute (stencil)", r.compute);
+  timing("  communicate (ghosts)", r.communicate);
+  timing("  checksum reductions", r.checksum);
+  timing("  refinement", r.refine);
+  timing("  load balance", r.load_balance);
+  timing("  initialisation", r.init);
+  line("");
+  line(fmt::format("Cell-variable updates {} ({:.4g} per second), {:f} GFLOPS", r.cell_var_updates,
+                   r.cell_var_updates_per_s(), r.gflops()));
+  line(fmt::format("Refinement steps {}, blocks split {}, families coarsened {}, closure rounds {}",
+                   r.stats.refine_steps, r.stats.blocks_split, r.stats.blocks_reformed,
+                   r.stats.closure_rounds));
+  line(fmt::format("Blocks: final {}, per timestep {:f}, peak on a rank {}", r.stats.final_blocks,
+                   r.blocks_per_ts(), r.max_blocks));
+  line(
+      fmt::format("Peak resident memory on a rank {:.1f} MiB", r.peak_rss_max / (1024.0 * 1024.0)));
+  line("Final checksums:");
+  for (std::size_t v = 0; v < r.stats.final_checksums.size(); ++v)
+    line(fmt::format("  var {:3d}  {:.17g}", v, r.stats.final_checksums[v]));
+  line("");
+  line(" ================== End report ===================");
+  line(summary_line(r));
+}
+
+std::string results_yaml(const Report& r) {
+  const Config& c = r.config;
+  YAML::Emitter y;
+  y.SetDoublePrecision(17);
+  y << YAML::BeginMap;
+  auto kv = [&y](const std::string& k, const auto& v) { y << YAML::Key << k << YAML::Value << v; };
+  auto spread3 = [&](const std::string& k, const runtime::Spread& s) {
+    kv(k + "_ave", s.avg);
+    kv(k + "_min", s.min);
+    kv(k + "_max", s.max);
+  };
+  kv("program", "miniamr");
+  kv("version", "0.1.0");
+  kv("compatible_with", "Mantevo miniAMR 1.7.0");
+  kv("runtime", r.runtime_name);
+  kv("ranks", r.ranks);
+  kv("npx", c.npx);
+  kv("npy", c.npy);
+  kv("npz", c.npz);
+  kv("init_block_x", c.init_x);
+  kv("init_block_y", c.init_y);
+  kv("init_block_z", c.init_z);
+  kv("x_block_size", c.nx);
+  kv("y_block_size", c.ny);
+  kv("z_block_size", c.nz);
+  kv("reorder", c.reorder);
+  kv("permute", int(c.permute));
+  kv("max_blocks_allowed", c.max_blocks);
+  kv("code", c.code);
+  kv("num_refine", c.num_refine);
+  kv("block_change", c.effective_block_change());
+  kv("refine_ghost", int(c.refine_ghost));
+  kv("uniform_refine", c.uniform_refine);
+  kv("num_objects", int(c.objects.size()));
+  for (std::size_t i = 0; i < r.final_objects.size(); ++i) {
+    const Object& o = r.final_objects[i];
+    const std::string p = fmt::format("obj{}", i);
+    kv(p + "type", o.type);
+    kv(p + "bounce", o.bounce);
+    const char* xyz[3] = {"x", "y", "z"};
+    for (int d = 0; d < 3; ++d) kv(p + "center_" + xyz[d], o.center[std::size_t(d)]);
+    for (int d = 0; d < 3; ++d) kv(p + "move_" + xyz[d], o.move[std::size_t(d)]);
+    for (int d = 0; d < 3; ++d) kv(p + "size_" + xyz[d], o.size[std::size_t(d)]);
+    for (int d = 0; d < 3; ++d) kv(p + "inc_" + xyz[d], o.inc[std::size_t(d)]);
+  }
+  kv("num_tsteps", r.stats.timesteps_done);
+  kv("sim_time", r.stats.sim_time);
+  kv("stages_per_timestep", c.stages_per_ts);
+  kv("nonblocking", int(!c.blocking_send));
+  kv("checksum_freq", c.checksum_freq);
+  kv("refine_freq", c.refine_freq);
+  kv("lb_opt", c.lb_opt);
+  kv("inbalance", c.inbalance);
+  kv("lb_method", lb_method_name(c.lb_method));
+  kv("plot_freq", c.plot_freq);
+  kv("num_vars", c.num_vars);
+  kv("stencil", c.stencil);
+  kv("comm_vars", c.effective_comm_vars());
+  kv("error_tol", c.error_tol);
+  kv("send_faces", int(c.send_faces));
+  spread3("total_time", r.total);
+  spread3("compute_time", r.compute);
+  kv("total_gflops", r.gflops());
+  kv("ave_gflops", r.gflops() / r.ranks);
+  spread3("total_comm", r.communicate);
+  spread3("gridsum_time", r.checksum);
+  spread3("refine_time", r.refine);
+  spread3("time_total_load_bal", r.load_balance);
+  spread3("init_time", r.init);
+  kv("total_blocks_ts_ave", r.blocks_per_ts());
+  kv("max_blocks_on_rank", r.max_blocks);
+  kv("final_blocks", r.stats.final_blocks);
+  y << YAML::Key << "final_blocks_per_level" << YAML::Value << YAML::Flow
+    << r.stats.final_level_counts;
+  kv("refine_steps", r.stats.refine_steps);
+  kv("blocks_split", r.stats.blocks_split);
+  kv("blocks_reformed", r.stats.blocks_reformed);
+  kv("closure_rounds", r.stats.closure_rounds);
+  kv("cell_var_updates", r.cell_var_updates);
+  kv("cell_var_updates_per_s", r.cell_var_updates_per_s());
+  kv("peak_rss_max", r.peak_rss_max);
+  y << YAML::Key << "initial_checksums" << YAML::Value << YAML::Flow << r.stats.initial_checksums;
+  y << YAML::Key << "final_checksums" << YAML::Value << YAML::Flow << r.stats.final_checksums;
+  y << YAML::EndMap;
+  return std::string(y.c_str()) + "\n";
+}
+
+void write_results_yaml(const std::string& path, const Report& report) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << results_yaml(report);
+    if (!f) throw RunError(fmt::format("cannot write '{}'", tmp));
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace miniamr::app

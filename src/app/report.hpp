@@ -1,0 +1,41 @@
+// The end report: the reference's Summary line on stdout and a valid results.yaml.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "app/config.hpp"
+#include "app/simulation.hpp"
+#include "runtime/mpi.hpp"
+#include "runtime/runtime.hpp"
+
+namespace miniamr::app {
+
+struct Report {
+  Config config;
+  std::vector<Object> final_objects;
+  std::string runtime_name;
+  int ranks = 1;
+  RunStats stats;
+  std::int64_t max_blocks = 0;  // peak blocks on any rank
+  // min / avg / max over ranks of each phase, seconds.
+  runtime::Spread total, compute, communicate, checksum, refine, load_balance, init;
+  std::int64_t cell_var_updates = 0;  // all ranks
+  double peak_rss_max = 0;            // bytes
+  double blocks_per_ts() const;
+  double gflops() const;                  // stencil flops over the average compute time
+  double cell_var_updates_per_s() const;  // over the average time in stages
+};
+
+// Collective: every rank calls it; the result is complete on rank 0.
+Report gather_report(const Config& config, const Simulation& sim, runtime::Runtime& rt);
+
+void print_report(std::FILE* out, const Report& report);
+std::string summary_line(const Report& report);
+// Writes to a temporary file and renames it, so a reader never sees half a file.
+void write_results_yaml(const std::string& path, const Report& report);
+std::string results_yaml(const Report& report);
+
+}  // namespace miniamr::app

@@ -1,0 +1,314 @@
+#include "app/simulation.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "app/errors.hpp"
+#include "app/objects.hpp"
+#include "octree/refine.hpp"
+#include "stencil/init_values.hpp"
+#include "stencil/split_coarsen.hpp"
+#include "stencil/stencil_kernels.hpp"
+
+namespace miniamr::app {
+
+namespace {
+
+// The initial data are a pure function of (global cell, variable, this seed).
+constexpr std::uint64_t kDataSeed = 0x6d696e69616d72ull;  // "miniamr"
+
+}  // namespace
+
+Simulation::Simulation(const Config& config, runtime::Runtime& runtime, std::FILE* out)
+    : config_(config),
+      runtime_(runtime),
+      out_(out),
+      objects_(config.objects),
+      coeffs_(stencil::make_variable_coeffs(config.num_vars, kDataSeed)) {}
+
+void Simulation::init_mesh() {
+  MINIAMR_TIMED(runtime_.timers(), kInit);
+  const auto roots = config_.root_blocks();
+  domain_.grid = octree::RootGrid{roots};
+  domain_.shape = stencil::BlockShape{config_.nx, config_.ny, config_.nz, config_.num_vars};
+  // Root blocks start on rank 0; the first rebalance spreads them.
+  std::vector<octree::Key> keys;
+  if (runtime_.comm().is_root()) keys = octree::root_leaves(domain_.grid);
+  domain_.leaves = octree::LeafSet(std::move(keys));
+  domain_.blocks.clear();
+  domain_.blocks.reserve(domain_.leaves.size());
+  for (const octree::Key& k : domain_.leaves.keys()) {
+    stencil::Block b(domain_.shape);
+    stencil::fill_initial(
+        b,
+        {std::int64_t(k.index(0)) * config_.nx, std::int64_t(k.index(1)) * config_.ny,
+         std::int64_t(k.index(2)) * config_.nz},
+        k.level, kDataSeed);
+    domain_.blocks.push_back(std::move(b));
+  }
+  stats_.max_blocks_rank = std::int64_t(domain_.blocks.size());
+  runtime_.mesh_changed(domain_);
+
+  previous_sums_ = current_checksums();
+  stats_.initial_checksums = previous_sums_;
+}
+
+std::vector<double> Simulation::current_checksums() const {
+  std::vector<stencil::ExactSum> sums(std::size_t(config_.num_vars));
+  for (const stencil::Block& b : domain_.blocks)
+    for (int v = 0; v < config_.num_vars; ++v)
+      sums[std::size_t(v)].add(stencil::interior_sum(b, v));
+  return global_checksums(sums);
+}
+
+std::vector<double> Simulation::global_checksums(std::span<stencil::ExactSum> sums) const {
+  // One reduction for every variable: the exact accumulators' limbs add as integers, so the
+  // rounded totals cannot depend on the rank count or the order of the additions.
+  std::vector<std::int64_t> limbs;
+  for (auto& s : sums) {
+    s.normalize();
+    limbs.insert(limbs.end(), s.limbs().begin(), s.limbs().end());
+  }
+  runtime_.comm().sum_in_place(limbs);
+  std::vector<double> out;
+  out.reserve(sums.size());
+  const std::size_t n = stencil::ExactSum::kLimbs;
+  for (std::size_t v = 0; v < sums.size(); ++v) {
+    stencil::ExactSum total;
+    const auto part = std::span(limbs).subspan(v * n, n);
+    std::copy(part.begin(), part.end(), total.limbs().begin());
+    out.push_back(total.value());
+  }
+  return out;
+}
+
+std::vector<std::int64_t> Simulation::level_counts() const {
+  std::vector<std::int64_t> counts(std::size_t(config_.num_refine) + 1, 0);
+  for (const octree::Key& k : domain_.leaves.keys()) ++counts[std::size_t(k.level)];
+  runtime_.comm().sum_in_place(counts);
+  return counts;
+}
+
+void Simulation::print_level_table(int ts, const std::vector<std::int64_t>& counts) const {
+  if (!out_ || !(config_.report_perf & 8)) return;
+  std::int64_t total = 0;
+  for (std::size_t l = 0; l < counts.size(); ++l) {
+    fmt::print(out_, "Number of blocks at level {} at timestep {} is {}\n", l, ts, counts[l]);
+    total += counts[l];
+  }
+  fmt::print(out_, "Total number of blocks at timestep {} is {}\n", ts, total);
+}
+
+void Simulation::apply_plan(const octree::AdaptPlan& plan) {
+  std::vector<stencil::Block> old = std::move(domain_.blocks);
+  std::vector<stencil::Block> fresh;
+  fresh.reserve(plan.keys.size());
+  for (std::size_t i = 0; i < plan.keys.size(); ++i) {
+    const octree::Origin& o = plan.origin[i];
+    switch (o.kind) {
+      case octree::Origin::kKept:
+        fresh.push_back(std::move(old[o.old_index]));
+        break;
+      case octree::Origin::kSplit:
+        fresh.push_back(stencil::split_child(old[o.old_index], o.octant));
+        if (o.octant == 7) old[o.old_index] = stencil::Block();  // release the parent's storage
+        break;
+      case octree::Origin::kMerged: {
+        std::array<const stencil::Block*, 8> children{};
+        for (std::size_t c = 0; c < 8; ++c) children[c] = &old[o.old_index + c];
+        fresh.push_back(stencil::coarsen(children));
+        for (std::size_t c = 0; c < 8; ++c) old[o.old_index + c] = stencil::Block();
+        break;
+      }
+    }
+  }
+  domain_.blocks = std::move(fresh);
+  domain_.leaves = octree::LeafSet(plan.keys);
+  runtime_.mesh_changed(domain_);
+}
+
+bool Simulation::refine_iteration(int ts) {
+  const int R = config_.num_refine;
+  const auto cells = config_.block_cells();
+  std::function<int(const octree::Key&)> wanted;
+  if (config_.uniform_refine != 0) {
+    wanted = [R](const octree::Key& k) { return k.level < R ? 1 : 0; };
+  } else {
+    wanted = [&](const octree::Key& k) {
+      return object_mark(objects_, k, domain_.grid, R, cells, config_.refine_ghost);
+    };
+  }
+  auto marks = octree::initial_marks(domain_.leaves, R, wanted);
+  const auto closure = octree::close_marks(domain_.leaves, marks, domain_.grid, runtime_.mailbox());
+  stats_.closure_rounds += closure.rounds;
+  const octree::AdaptPlan plan = octree::plan_adapt(domain_.leaves, marks);
+
+  // Splits are made before the old blocks go, so a rank holds old + new children at the peak.
+  const std::int64_t peak = std::int64_t(domain_.leaves.size()) + 8 * plan.splits;
+  stats_.max_blocks_rank = std::max(stats_.max_blocks_rank, peak);
+  const std::int64_t peak_max = runtime_.comm().max(peak);
+  if (config_.max_blocks_given && peak_max > config_.max_blocks) {
+    throw RunError(fmt::format(
+        "refinement at timestep {} needs {} blocks on one rank, more than --max_blocks {}", ts,
+        peak_max, config_.max_blocks));
+  }
+  const std::int64_t changes = runtime_.comm().sum(plan.splits + plan.merges);
+  stats_.blocks_split += runtime_.comm().sum(plan.splits);
+  stats_.blocks_reformed += runtime_.comm().sum(plan.merges);
+  if (plan.splits + plan.merges > 0) apply_plan(plan);
+  return changes > 0;
+}
+
+void Simulation::refine_step(int ts, int iterations) {
+  {
+    MINIAMR_TIMED(runtime_.timers(), kRefine);
+    ++stats_.refine_steps;
+    // Marks are recomputed from scratch each iteration with the same objects, so once an
+    // iteration changes nothing, the remaining ones cannot either.
+    for (int it = 0; it < iterations; ++it)
+      if (!refine_iteration(ts)) break;
+  }
+  print_level_table(ts, level_counts());
+}
+
+void Simulation::stage() {
+  const int nv = config_.num_vars;
+  const int group = config_.effective_comm_vars();
+  const bool check = config_.checksum_freq > 0 && stage_in_ts_ % config_.checksum_freq == 0;
+  stats_.block_stage_sum += runtime_.comm().sum(std::int64_t(domain_.leaves.size()));
+  std::vector<stencil::ExactSum> sums(check ? std::size_t(nv) : 0);
+  for (int v0 = 0; v0 < nv; v0 += group) {
+    runtime::StageWork work;
+    work.stencil = config_.stencil;
+    work.vars = {v0, std::min(nv, v0 + group)};
+    work.num_vars = nv;
+    work.calc_stage = calc_stage_;
+    work.checksum = check;
+    work.coeffs = &coeffs_;
+    runtime_.advance(domain_, work,
+                     check
+                         ? std::span(sums).subspan(std::size_t(v0), std::size_t(work.vars.count()))
+                         : std::span<stencil::ExactSum>());
+  }
+  stats_.cell_var_updates_rank +=
+      std::int64_t(domain_.leaves.size()) * std::int64_t(domain_.shape.interior_cells()) * nv;
+  ++calc_stage_;
+  ++stats_.stages_done;
+  if (check) {
+    std::vector<double> totals;
+    {
+      MINIAMR_TIMED(runtime_.timers(), kChecksum);
+      totals = global_checksums(sums);
+    }
+    check_sums(totals);
+  }
+}
+
+void Simulation::check_sums(const std::vector<double>& sums) {
+  const double tol = std::pow(10.0, -config_.error_tol);
+  // With the variable-work stencil only variable 0 conserves its sum.
+  const int checked = config_.stencil == 0 ? 1 : config_.num_vars;
+  for (int v = 0; v < config_.num_vars; ++v) {
+    const double now = sums[std::size_t(v)];
+    const double old = previous_sums_[std::size_t(v)];
+    const double rel = std::fabs((now - old) / old);
+    if (out_ && config_.report_diffusion)
+      fmt::print(out_, "{} var {} sum {:f} old {:f} diff {:f} {:f} tol {:f}\n", timestep_, v, now,
+                 old, now - old, rel, tol);
+    if (v < checked && !(rel <= tol)) {
+      const std::string msg =
+          fmt::format("Time step {} sum {:f} (old {:f}) variable {} difference too large",
+                      timestep_, now, old, v);
+      throw RunError(msg);
+    }
+    previous_sums_[std::size_t(v)] = now;
+  }
+}
+
+void Simulation::write_plot(int ts) const {
+  // Gather (level, centre) of every block to rank 0, in rank order (the reference's format).
+  const int R = config_.num_refine;
+  std::vector<std::int64_t> mine;
+  mine.reserve(domain_.leaves.size() * 4);
+  for (const octree::Key& k : domain_.leaves.keys()) {
+    mine.push_back(k.level);
+    for (int d = 0; d < 3; ++d) {
+      // Reference units: a level-L block's centre is i*2^(R+1-L) + 2^(R-L).
+      const std::int64_t i = k.index(d);
+      mine.push_back(i * (std::int64_t{1} << (R + 1 - k.level)) +
+                     (std::int64_t{1} << (R - k.level)));
+    }
+  }
+  const auto all = runtime_.comm().gather(mine);
+  if (!runtime_.comm().is_root()) return;
+  int digits = 0;
+  while (std::pow(10.0, digits) < double(config_.num_tsteps)) ++digits;
+  const std::string name = fmt::format("plot.{:0{}d}", ts, digits + 1);
+  std::FILE* f = std::fopen(name.c_str(), "w");
+  if (!f) throw RunError(fmt::format("cannot write plot file '{}'", name));
+  std::int64_t total = 0;
+  for (const auto& r : all) total += std::int64_t(r.size() / 4);
+  const auto roots = config_.root_blocks();
+  fmt::print(f, "{} {} {} {} {}\n", total, R, roots[0], roots[1], roots[2]);
+  for (const auto& r : all) {
+    fmt::print(f, "{}\n", r.size() / 4);
+    for (std::size_t b = 0; b < r.size(); b += 4)
+      fmt::print(f, "{} {} {} {}\n", r[b], r[b + 1], r[b + 2], r[b + 3]);
+  }
+  std::fclose(f);
+}
+
+void Simulation::run() {
+  init_mesh();
+  auto& timers = runtime_.timers();
+  const auto t0 = std::chrono::steady_clock::now();
+  const int R = config_.num_refine;
+  const auto roots = config_.root_blocks();
+  const octree::RootGrid grid{roots};
+
+  if (R > 0 || config_.uniform_refine != 0) refine_step(0, R);
+  if (config_.plot_freq > 0) write_plot(0);
+
+  // Time control (reference semantics): --time alone adapts the step to the objects' speed;
+  // --time with --num_tsteps uses T/n; otherwise unit steps for num_tsteps steps.
+  const bool use_time = config_.time_given;
+  const bool use_steps = config_.num_tsteps_given || !use_time;
+  double delta = 1.0;
+  if (use_time && use_steps)
+    delta = config_.time / config_.num_tsteps;
+  else if (use_time)
+    delta = time_step(objects_, grid, R, config_.block_cells());
+
+  double t = 0.0;
+  for (int ts = 1;; ++ts) {
+    timestep_ = ts;
+    if (out_ && (config_.report_perf & 8))
+      fmt::print(out_, "Timestep {} time {:f} delta {:f}\n", ts, t, delta);
+    for (stage_in_ts_ = 0; stage_in_ts_ < config_.stages_per_ts; ++stage_in_ts_) stage();
+    if (adapting()) {
+      move_objects(objects_, delta);
+      if (config_.refine_freq > 0 && ts % config_.refine_freq == 0)
+        refine_step(ts, config_.effective_block_change());
+    }
+    if (config_.plot_freq > 0 && ts % config_.plot_freq == 0) write_plot(ts);
+    t += delta;
+    stats_.timesteps_done = ts;
+    stats_.sim_time = t;
+    if (use_time && !use_steps) delta = time_step(objects_, grid, R, config_.block_cells());
+    const bool steps_done = use_steps && ts >= config_.num_tsteps;
+    const bool time_done = use_time && t >= config_.time;
+    if (steps_done || time_done) break;
+  }
+  timers.add(runtime::Phase::kTotal,
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  stats_.final_checksums = current_checksums();
+  stats_.final_level_counts = level_counts();
+  stats_.final_blocks = 0;
+  for (auto c : stats_.final_level_counts) stats_.final_blocks += c;
+}
+
+}  // namespace miniamr::app

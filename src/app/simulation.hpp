@@ -1,0 +1,73 @@
+// The driver loop: initial mesh and data, refinement steps, timesteps of stages, checksums.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "app/config.hpp"
+#include "runtime/domain.hpp"
+#include "runtime/runtime.hpp"
+#include "stencil/variable_kernels.hpp"
+
+namespace miniamr::app {
+
+// What a run measured, for the reports. Counts are global unless named *_rank.
+struct RunStats {
+  int timesteps_done = 0;
+  double sim_time = 0.0;
+  std::int64_t stages_done = 0;
+  std::int64_t block_stage_sum = 0;  // sum over stages of the global leaf count
+  std::int64_t max_blocks_rank = 0;  // peak blocks held on this rank (inside refinement)
+  std::int64_t refine_steps = 0;
+  std::int64_t blocks_split = 0;
+  std::int64_t blocks_reformed = 0;  // families merged into their parent
+  std::int64_t closure_rounds = 0;
+  std::int64_t final_blocks = 0;
+  std::vector<std::int64_t> final_level_counts;
+  std::int64_t cell_var_updates_rank = 0;  // interior cell-variable stencil updates on this rank
+  std::vector<double> initial_checksums;
+  std::vector<double> final_checksums;
+};
+
+class Simulation {
+ public:
+  // `out` receives the progress lines on rank 0 (nullptr elsewhere or when silenced).
+  Simulation(const Config& config, runtime::Runtime& runtime, std::FILE* out);
+
+  // Runs the whole schedule. Throws RunError on a failed checksum or a --max_blocks overflow.
+  void run();
+
+  const RunStats& stats() const { return stats_; }
+  const std::vector<Object>& objects() const { return objects_; }
+  const runtime::Domain& domain() const { return domain_; }
+
+ private:
+  void init_mesh();
+  void refine_step(int ts, int iterations);
+  bool refine_iteration(int ts);
+  void apply_plan(const octree::AdaptPlan& plan);
+  void stage();
+  std::vector<double> global_checksums(std::span<stencil::ExactSum> sums) const;
+  std::vector<double> current_checksums() const;
+  void check_sums(const std::vector<double>& sums);
+  std::vector<std::int64_t> level_counts() const;
+  void print_level_table(int ts, const std::vector<std::int64_t>& counts) const;
+  void write_plot(int ts) const;
+  bool adapting() const { return config_.num_refine > 0 && config_.uniform_refine == 0; }
+
+  Config config_;
+  runtime::Runtime& runtime_;
+  std::FILE* out_;
+  runtime::Domain domain_;
+  std::vector<Object> objects_;
+  stencil::VariableCoeffs coeffs_;
+  std::vector<double> previous_sums_;
+  int timestep_ = 0;
+  int stage_in_ts_ = 0;
+  std::int64_t calc_stage_ = 0;
+  RunStats stats_;
+};
+
+}  // namespace miniamr::app

@@ -1,0 +1,19 @@
+// The part of the mesh a rank holds: its leaves in curve order and their blocks.
+#pragma once
+
+#include <vector>
+
+#include "octree/key.hpp"
+#include "octree/leaf_set.hpp"
+#include "stencil/block.hpp"
+
+namespace miniamr::runtime {
+
+struct Domain {
+  octree::RootGrid grid;
+  stencil::BlockShape shape;
+  octree::LeafSet leaves;              // this rank's leaves, sorted along the Morton curve
+  std::vector<stencil::Block> blocks;  // blocks[i] holds the data of leaves[i]
+};
+
+}  // namespace miniamr::runtime

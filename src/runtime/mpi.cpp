@@ -1,0 +1,94 @@
+#include "runtime/mpi.hpp"
+
+#include <utility>
+
+namespace miniamr::runtime {
+
+MpiEnvironment::MpiEnvironment(int& argc, char**& argv) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    MPI_Init(&argc, &argv);
+    owns_ = true;
+  }
+}
+
+MpiEnvironment::~MpiEnvironment() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (owns_ && !finalized) MPI_Finalize();
+}
+
+Communicator::Communicator(MPI_Comm parent) {
+  MPI_Comm_dup(parent, &comm_);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+}
+
+Communicator::~Communicator() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
+}
+
+Communicator::Communicator(Communicator&& o) noexcept
+    : comm_(std::exchange(o.comm_, MPI_COMM_NULL)), rank_(o.rank_), size_(o.size_) {}
+
+void Communicator::sum_in_place(std::span<std::int64_t> v) const {
+  MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_INT64_T, MPI_SUM, comm_);
+}
+void Communicator::sum_in_place(std::span<double> v) const {
+  MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, MPI_SUM, comm_);
+}
+void Communicator::max_in_place(std::span<double> v) const {
+  MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, MPI_MAX, comm_);
+}
+void Communicator::min_in_place(std::span<double> v) const {
+  MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, MPI_MIN, comm_);
+}
+std::int64_t Communicator::sum(std::int64_t v) const {
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT64_T, MPI_SUM, comm_);
+  return v;
+}
+std::int64_t Communicator::max(std::int64_t v) const {
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT64_T, MPI_MAX, comm_);
+  return v;
+}
+double Communicator::max(double v) const {
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, comm_);
+  return v;
+}
+bool Communicator::any(bool v) const {
+  int x = v ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_LOR, comm_);
+  return x != 0;
+}
+std::vector<std::vector<std::int64_t>> Communicator::gather(
+    std::span<const std::int64_t> mine) const {
+  int n = int(mine.size());
+  std::vector<int> counts(is_root() ? std::size_t(size_) : 0);
+  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm_);
+  std::vector<int> displs(counts.size(), 0);
+  for (std::size_t r = 1; r < counts.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
+  std::vector<std::int64_t> flat(counts.empty() ? 0 : std::size_t(displs.back() + counts.back()));
+  MPI_Gatherv(mine.data(), n, MPI_INT64_T, flat.data(), counts.data(), displs.data(), MPI_INT64_T,
+              0, comm_);
+  std::vector<std::vector<std::int64_t>> out;
+  for (std::size_t r = 0; r < counts.size(); ++r)
+    out.emplace_back(flat.begin() + displs[r], flat.begin() + displs[r] + counts[r]);
+  return out;
+}
+
+void Communicator::barrier() const {
+  MPI_Barrier(comm_);
+}
+
+Spread spread(const Communicator& comm, double local) {
+  double v[3] = {-local, local, local};  // max of -x is -min: one reduction for min and max
+  MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_DOUBLE, MPI_MAX, comm.get());
+  MPI_Allreduce(MPI_IN_PLACE, v + 1, 1, MPI_DOUBLE, MPI_SUM, comm.get());
+  MPI_Allreduce(MPI_IN_PLACE, v + 2, 1, MPI_DOUBLE, MPI_MAX, comm.get());
+  return {-v[0], v[1] / comm.size(), v[2]};
+}
+
+}  // namespace miniamr::runtime

@@ -1,0 +1,64 @@
+// RAII owners of the MPI objects miniamr uses, and the few collectives it needs.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <mpi.h>
+
+namespace miniamr::runtime {
+
+// MPI_Init on construction, MPI_Finalize on destruction (unless MPI was already up).
+class MpiEnvironment {
+ public:
+  MpiEnvironment(int& argc, char**& argv);
+  ~MpiEnvironment();
+  MpiEnvironment(const MpiEnvironment&) = delete;
+  MpiEnvironment& operator=(const MpiEnvironment&) = delete;
+
+ private:
+  bool owns_ = false;
+};
+
+// A duplicated communicator, freed on destruction, so miniamr's messages never mix with a
+// host application's.
+class Communicator {
+ public:
+  explicit Communicator(MPI_Comm parent = MPI_COMM_WORLD);
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+  Communicator(Communicator&& o) noexcept;
+  Communicator& operator=(Communicator&&) = delete;
+
+  MPI_Comm get() const { return comm_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  bool is_root() const { return rank_ == 0; }
+
+  void sum_in_place(std::span<std::int64_t> values) const;
+  void sum_in_place(std::span<double> values) const;
+  void max_in_place(std::span<double> values) const;
+  void min_in_place(std::span<double> values) const;
+  std::int64_t sum(std::int64_t v) const;
+  std::int64_t max(std::int64_t v) const;
+  double max(double v) const;
+  bool any(bool v) const;
+  // Every rank's `mine`, in rank order, on rank 0 (empty elsewhere).
+  std::vector<std::vector<std::int64_t>> gather(std::span<const std::int64_t> mine) const;
+  void barrier() const;
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+// min, average and max of one value over the ranks (each rank passes its own).
+struct Spread {
+  double min = 0, avg = 0, max = 0;
+};
+Spread spread(const Communicator& comm, double local);
+
+}  // namespace miniamr::runtime

@@ -1,0 +1,50 @@
+// The seam between the driver and the back ends: what to run, not how.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "octree/refine.hpp"
+#include "runtime/domain.hpp"
+#include "runtime/mpi.hpp"
+#include "runtime/timers.hpp"
+#include "stencil/exact_sum.hpp"
+#include "stencil/ghost_fill.hpp"
+#include "stencil/variable_kernels.hpp"
+
+namespace miniamr::runtime {
+
+// One comm group of one stage: fill the ghosts of `vars`, then apply the stencil to each.
+struct StageWork {
+  int stencil = 7;              // 7, 27 or 0 ("variable work")
+  stencil::VarRange vars;       // the comm group
+  int num_vars = 0;             // all variables (the variable kernels mix them)
+  std::int64_t calc_stage = 0;  // running stage counter (selects the variable kernel)
+  bool checksum = false;        // also add each variable's new block sums to `sums`
+  const stencil::VariableCoeffs* coeffs = nullptr;  // stencil 0 only
+};
+
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+
+  virtual const Communicator& comm() const = 0;
+  virtual Timers& timers() = 0;
+
+  // Called after every change of the local leaves (adapt, migration) to rebuild plans.
+  virtual void mesh_changed(const Domain& domain) = 0;
+
+  // Advances every local block by one comm group of one stage. When work.checksum is set,
+  // sums[v - vars.v0] gains the sum of each block's new values of variable v.
+  virtual void advance(Domain& domain, const StageWork& work,
+                       std::span<stencil::ExactSum> sums) = 0;
+
+  // The mailbox the refinement consensus talks through.
+  virtual octree::MarkMailbox& mailbox() = 0;
+
+  virtual std::string name() const = 0;
+};
+
+}  // namespace miniamr::runtime

@@ -1,0 +1,59 @@
+// Phase timers: one accumulating slot per phase, filled through MINIAMR_TIMED.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <string_view>
+
+namespace miniamr::runtime {
+
+enum class Phase : int {
+  kCompute,      // stencil sweeps (T_comp)
+  kCommunicate,  // ghost fill and halo messages (T_comm)
+  kChecksum,     // checksum reductions
+  kRefine,       // marking, closure, split and coarsen (T_ref)
+  kLoadBalance,  // partition and migration (T_lb)
+  kInit,         // initial mesh and data
+  kTotal,        // ts-0 refinement plus the time loop
+  kCount
+};
+
+constexpr std::string_view phase_name(Phase p) {
+  constexpr std::array<std::string_view, int(Phase::kCount)> names{
+      "compute", "communicate", "checksum", "refine", "load_balance", "init", "total"};
+  return names[std::size_t(p)];
+}
+
+class Timers {
+ public:
+  void add(Phase p, double seconds) { seconds_[std::size_t(p)] += seconds; }
+  double get(Phase p) const { return seconds_[std::size_t(p)]; }
+
+ private:
+  std::array<double, std::size_t(Phase::kCount)> seconds_{};
+};
+
+class ScopedTimer {
+ public:
+  ScopedTimer(Timers& t, Phase p) : timers_(t), phase_(p), start_(Clock::now()) {}
+  ~ScopedTimer() {
+    timers_.add(phase_, std::chrono::duration<double>(Clock::now() - start_).count());
+  }
+  ScopedTimer(const ScopedTimer&) = delete;
+  ScopedTimer& operator=(const ScopedTimer&) = delete;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  Timers& timers_;
+  Phase phase_;
+  Clock::time_point start_;
+};
+
+}  // namespace miniamr::runtime
+
+#define MINIAMR_CONCAT_INNER(a, b) a##b
+#define MINIAMR_CONCAT(a, b) MINIAMR_CONCAT_INNER(a, b)
+// Times the rest of the enclosing scope into `timers` under `phase` (a runtime::Phase name).
+#define MINIAMR_TIMED(timers, phase)                                        \
+  ::miniamr::runtime::ScopedTimer MINIAMR_CONCAT(miniamr_timer_, __LINE__)( \
+      timers, ::miniamr::runtime::Phase::phase)
