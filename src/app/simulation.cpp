@@ -147,8 +147,10 @@ bool Simulation::refine_iteration(int ts) {
   stats_.closure_rounds += closure.rounds;
   const octree::AdaptPlan plan = octree::plan_adapt(domain_.leaves, marks);
 
-  // Splits are made before the old blocks go, so a rank holds old + new children at the peak.
-  const std::int64_t peak = std::int64_t(domain_.leaves.size()) + 8 * plan.splits;
+  // Splits come before merges, and a parent is released after its eighth child is made, so the
+  // peak is the old blocks plus 7 per split plus the parent being split.
+  const std::int64_t peak =
+      std::int64_t(domain_.leaves.size()) + 7 * plan.splits + (plan.splits > 0 ? 1 : 0);
   stats_.max_blocks_rank = std::max(stats_.max_blocks_rank, peak);
   const std::int64_t peak_max = runtime_.comm().max(peak);
   if (config_.max_blocks_given && peak_max > config_.max_blocks) {

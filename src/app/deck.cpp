@@ -1,0 +1,87 @@
+#include "app/deck.hpp"
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "app/errors.hpp"
+
+namespace miniamr::app {
+namespace {
+
+constexpr std::string_view kSpace = " \t\r\f\v";
+
+std::string_view trim(std::string_view s) {
+  const auto first = s.find_first_not_of(kSpace);
+  if (first == std::string_view::npos) return {};
+  const auto last = s.find_last_not_of(kSpace);
+  return s.substr(first, last - first + 1);
+}
+
+std::vector<std::string> split_words(std::string_view s) {
+  std::vector<std::string> words;
+  std::size_t pos = 0;
+  while ((pos = s.find_first_not_of(kSpace, pos)) != std::string_view::npos) {
+    const auto end = s.find_first_of(kSpace, pos);
+    words.emplace_back(s.substr(pos, end == std::string_view::npos ? s.size() - pos : end - pos));
+    pos = end;
+  }
+  return words;
+}
+
+// One non-blank, comment-free line -> entry. `where` is "<name>:<line>" for messages.
+DeckEntry parse_line(std::string_view text, std::string_view where, int line) {
+  const auto eq = text.find('=');
+  if (eq == std::string_view::npos) {
+    throw UsageError(fmt::format("{}: expected 'key = value', got '{}'", where, text));
+  }
+  const std::string_view key = trim(text.substr(0, eq));
+  if (key.empty()) throw UsageError(fmt::format("{}: missing key before '='", where));
+  if (key.find_first_of(kSpace) != std::string_view::npos) {
+    throw UsageError(fmt::format("{}: key '{}' must be one word", where, key));
+  }
+  return DeckEntry{std::string(key), split_words(text.substr(eq + 1)), line};
+}
+
+}  // namespace
+
+Deck parse_deck(std::string_view text, std::string_view name) {
+  Deck deck{std::string(name), {}};
+  int line = 0;
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    std::string_view raw = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    ++line;
+    raw = trim(raw.substr(0, raw.find('#')));
+    if (raw.empty()) continue;
+    deck.entries.push_back(parse_line(raw, fmt::format("{}:{}", name, line), line));
+  }
+  return deck;
+}
+
+Deck read_deck(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw UsageError(fmt::format("cannot read deck file '{}': it is a directory", path));
+  }
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    // ifstream keeps no reason; errno from the failed open() is the best one available.
+    const int err = errno;
+    const std::string reason =
+        err != 0 ? std::generic_category().message(err) : std::string("cannot open");
+    throw UsageError(fmt::format("cannot read deck file '{}': {}", path, reason));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw UsageError(fmt::format("cannot read deck file '{}': read error", path));
+  return parse_deck(text.str(), path);
+}
+
+}  // namespace miniamr::app

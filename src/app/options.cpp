@@ -1,0 +1,560 @@
+// Why a hand-written table and not CLI11: CLI11 can read most of these options (negative numbers
+// as values, a 14-value repeated option, last-wins scalars), but the rules here are about the
+// messages and the deck. Every error must be one sentence naming the option, or "deck.txt:LINE"
+// and the key, and unknown names get an edit-distance suggestion; with CLI11 that means catching
+// its exception types and re-parsing its message strings. Its config-file reader reports no line
+// numbers, so decks would need a second path anyway, while the rule is that decks and argv go
+// through one option table. And --object mixes integer and real values, which CLI11 would read as
+// 14 doubles and leave to be re-checked by hand. A small table of (name, kind, setter) plus one
+// loop for argv and one for deck lines states all of this directly in about the same code.
+
+#include "app/options.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <system_error>
+#include <variant>
+
+#include <fmt/format.h>
+
+#include "app/deck.hpp"
+#include "app/errors.hpp"
+#include "octree/key.hpp"
+
+namespace miniamr::app {
+namespace {
+
+// What the setters write into: the Config plus the bookkeeping that only parsing needs.
+struct State {
+  Config config;
+  std::optional<int> num_objects;  // --num_objects, when given
+  bool num_objects_from_cli = false;
+  bool cli_objects_seen = false;  // the first --object on the command line drops the deck's
+  bool in_cli = false;
+};
+
+using IntSetter = void (*)(State&, int);
+using RealSetter = void (*)(State&, double);
+using FlagSetter = void (*)(State&, bool);  // false only comes from a deck ("permute = false")
+using ObjectSetter = void (*)(State&, const Object&);
+using Setter = std::variant<IntSetter, RealSetter, FlagSetter, ObjectSetter>;
+
+struct OptionSpec {
+  std::string_view name;  // without dashes; the deck key
+  Setter set;
+  std::string_view args;      // value names for the help text
+  std::string_view fallback;  // default, for the help text
+  std::string_view meaning;   // one line, for the help text
+};
+
+constexpr std::array<std::string_view, 14> kObjectFields{
+    "type", "bounce", "cx", "cy", "cz", "mx", "my", "mz", "sx", "sy", "sz", "ix", "iy", "iz"};
+
+std::size_t arity(const OptionSpec& spec) {
+  if (std::holds_alternative<FlagSetter>(spec.set)) return 0;
+  if (std::holds_alternative<ObjectSetter>(spec.set)) return kObjectFields.size();
+  return 1;
+}
+
+// A selector flag set to false in a deck undoes only its own choice.
+void set_lb(State& s, LbMethod m, bool on) {
+  if (on) {
+    s.config.lb_method = m;
+  } else if (s.config.lb_method == m) {
+    s.config.lb_method = LbMethod::kRcb;
+  }
+}
+void set_group(State& s, int g, bool on) {
+  if (on) {
+    s.config.group_blocks = g;
+  } else if (s.config.group_blocks == g) {
+    s.config.group_blocks = 0;
+  }
+}
+
+void add_object(State& s, const Object& o) {
+  if (s.in_cli && !s.cli_objects_seen) {
+    s.config.objects.clear();
+    s.cli_objects_seen = true;
+  }
+  s.config.objects.push_back(o);
+}
+
+// The option table: every option of the reference, in the order of its help text.
+// clang-format off
+constexpr std::array kOptions{
+  OptionSpec{"nx", IntSetter{[](State& s, int v) { s.config.nx = v; }}, "N", "10", "cells per block in x, even"},
+  OptionSpec{"ny", IntSetter{[](State& s, int v) { s.config.ny = v; }}, "N", "10", "cells per block in y, even"},
+  OptionSpec{"nz", IntSetter{[](State& s, int v) { s.config.nz = v; }}, "N", "10", "cells per block in z, even"},
+  OptionSpec{"init_x", IntSetter{[](State& s, int v) { s.config.init_x = v; }}, "N", "1", "root blocks per rank in x"},
+  OptionSpec{"init_y", IntSetter{[](State& s, int v) { s.config.init_y = v; }}, "N", "1", "root blocks per rank in y"},
+  OptionSpec{"init_z", IntSetter{[](State& s, int v) { s.config.init_z = v; }}, "N", "1", "root blocks per rank in z"},
+  OptionSpec{"npx", IntSetter{[](State& s, int v) { s.config.npx = v; }}, "N", "1", "ranks in x (npx*npy*npz = number of ranks)"},
+  OptionSpec{"npy", IntSetter{[](State& s, int v) { s.config.npy = v; }}, "N", "1", "ranks in y"},
+  OptionSpec{"npz", IntSetter{[](State& s, int v) { s.config.npz = v; }}, "N", "1", "ranks in z"},
+  OptionSpec{"max_blocks", IntSetter{[](State& s, int v) { s.config.max_blocks = v; s.config.max_blocks_given = true; }}, "N", "no cap", "most blocks one rank may hold"},
+  OptionSpec{"num_refine", IntSetter{[](State& s, int v) { s.config.num_refine = v; }}, "R", "5", "deepest level, 0..20 (0 = no refinement)"},
+  OptionSpec{"block_change", IntSetter{[](State& s, int v) { s.config.block_change = v; }}, "N", "num_refine", "refinement iterations per step after timestep 0"},
+  OptionSpec{"uniform_refine", IntSetter{[](State& s, int v) { s.config.uniform_refine = v; }}, "N", "0", "non-zero: refine all to num_refine at timestep 0 only"},
+  OptionSpec{"refine_freq", IntSetter{[](State& s, int v) { s.config.refine_freq = v; }}, "N", "5", "refine every N timesteps (0 = only at timestep 0)"},
+  OptionSpec{"inbalance", IntSetter{[](State& s, int v) { s.config.inbalance = v; }}, "P", "0", "rebalance when ranks differ by more than P%"},
+  OptionSpec{"lb_opt", IntSetter{[](State& s, int v) { s.config.lb_opt = v; }}, "N", "1", "balance 0 never, 1 after refinement, 2 every iteration"},
+  OptionSpec{"num_vars", IntSetter{[](State& s, int v) { s.config.num_vars = v; }}, "N", "40", "variables per cell"},
+  OptionSpec{"comm_vars", IntSetter{[](State& s, int v) { s.config.comm_vars = v; }}, "N", "num_vars", "variables per ghost-exchange group (0 = all)"},
+  OptionSpec{"num_tsteps", IntSetter{[](State& s, int v) { s.config.num_tsteps = v; s.config.num_tsteps_given = true; }}, "N", "20", "number of timesteps"},
+  OptionSpec{"time", RealSetter{[](State& s, double v) { s.config.time = v; s.config.time_given = true; }}, "T", "unset", "run to simulated time T (automatic time step)"},
+  OptionSpec{"stages_per_ts", IntSetter{[](State& s, int v) { s.config.stages_per_ts = v; }}, "N", "20", "stencil stages per timestep"},
+  OptionSpec{"checksum_freq", IntSetter{[](State& s, int v) { s.config.checksum_freq = v; }}, "N", "5", "checksum every N stages (0 = never)"},
+  OptionSpec{"stencil", IntSetter{[](State& s, int v) { s.config.stencil = v; }}, "S", "7", "7 or 27 point, 0 = variable work (num_vars >= 8)"},
+  OptionSpec{"error_tol", IntSetter{[](State& s, int v) { s.config.error_tol = v; }}, "E", "8", "checksum relative tolerance is 10^-E"},
+  OptionSpec{"report_diffusion", FlagSetter{[](State& s, bool on) { s.config.report_diffusion = on; }}, "", "off", "print every checksum"},
+  OptionSpec{"report_perf", IntSetter{[](State& s, int v) { s.config.report_perf = v; }}, "M", "12", "bits: 1 results.yaml, 2 results.txt, 4 report, 8 progress"},
+  OptionSpec{"plot_freq", IntSetter{[](State& s, int v) { s.config.plot_freq = v; }}, "N", "0", "plot at timestep 0 and every N timesteps (0 = never)"},
+  OptionSpec{"code", IntSetter{[](State& s, int v) { s.config.code = v; }}, "N", "0", "ghosts: 0 minimal, 1 whole planes, 2 sender-side levels"},
+  OptionSpec{"permute", FlagSetter{[](State& s, bool on) { s.config.permute = on; }}, "", "off", "cycle the x/y/z exchange order by stage"},
+  OptionSpec{"blocking_send", FlagSetter{[](State& s, bool on) { s.config.blocking_send = on; }}, "", "off", "blocking sends instead of non-blocking ones"},
+  OptionSpec{"refine_ghost", FlagSetter{[](State& s, bool on) { s.config.refine_ghost = on; }}, "", "off", "objects also refine blocks whose ghost cells they reach"},
+  OptionSpec{"refine_ghosts", FlagSetter{[](State& s, bool on) { s.config.refine_ghost = on; }}, "", "off", "alias of --refine_ghost (the README's spelling)"},
+  OptionSpec{"change_dir", FlagSetter{[](State& s, bool on) { s.config.change_dir = on; }}, "", "off", "RCB: cut along the direction of largest current extent"},
+  OptionSpec{"group_blocks", FlagSetter{[](State& s, bool on) { set_group(s, 1, on); }}, "", "off", "load balance: keep siblings together (group 1)"},
+  OptionSpec{"break_ties", FlagSetter{[](State& s, bool on) { set_group(s, 2, on); }}, "", "off", "load balance: group 2 (last of the two wins)"},
+  OptionSpec{"limit_move", IntSetter{[](State& s, int v) { s.config.limit_move = v; }}, "P", "0", "cap, in percent, on blocks moved per balance"},
+  OptionSpec{"send_faces", FlagSetter{[](State& s, bool on) { s.config.send_faces = on; }}, "", "off", "one message per face, not per partner rank"},
+  OptionSpec{"rcb", FlagSetter{[](State& s, bool on) { set_lb(s, LbMethod::kRcb, on); }}, "", "on", "load balance by recursive coordinate bisection"},
+  OptionSpec{"morton", FlagSetter{[](State& s, bool on) { set_lb(s, LbMethod::kMorton, on); }}, "", "off", "load balance along the Morton curve"},
+  OptionSpec{"hilbert", FlagSetter{[](State& s, bool on) { set_lb(s, LbMethod::kHilbert, on); }}, "", "off", "load balance along the Hilbert curve"},
+  OptionSpec{"trunc_hilbert", FlagSetter{[](State& s, bool on) { set_lb(s, LbMethod::kTruncHilbert, on); }}, "", "off", "load balance along the truncated Hilbert curve"},
+  OptionSpec{"reorder", IntSetter{[](State& s, int v) { s.config.reorder = v; }}, "N", "-1", "rank placement: -1 auto (RCB 1, curves 0), 0, 1"},
+  OptionSpec{"num_objects", IntSetter{[](State& s, int v) { s.num_objects = v; s.num_objects_from_cli = s.in_cli; }}, "N", "unset", "number of --object options (optional, checked)"},
+  OptionSpec{"object", ObjectSetter{add_object}, "type bounce cx cy cz mx my mz sx sy sz ix iy iz", "none", "add a refinement object (repeatable)"},
+};
+// clang-format on
+
+// Where a group of values came from, for messages: the command line or a deck line.
+struct Where {
+  std::string prefix;  // "" or "deck.txt:3: "
+  bool deck = false;
+  std::string label(std::string_view name) const {
+    return deck ? fmt::format("'{}'", name) : fmt::format("--{}", name);
+  }
+};
+
+// ---- Values ------------------------------------------------------------------------------------
+
+int to_int(std::string_view text, std::string_view what, const Where& where) {
+  std::string_view digits = text;
+  if (digits.size() > 1 && digits.front() == '+' && digits[1] != '-') digits.remove_prefix(1);
+  int value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec == std::errc::result_out_of_range) {
+    throw UsageError(fmt::format("{}{} value '{}' is out of range", where.prefix, what, text));
+  }
+  if (ec != std::errc{} || end != digits.data() + digits.size()) {
+    throw UsageError(fmt::format("{}{} expects an integer, got '{}'", where.prefix, what, text));
+  }
+  return value;
+}
+
+double to_real(std::string_view text, std::string_view what, const Where& where) {
+  std::string_view digits = text;
+  if (digits.size() > 1 && digits.front() == '+' && digits[1] != '-') digits.remove_prefix(1);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec == std::errc::result_out_of_range) {
+    throw UsageError(fmt::format("{}{} value '{}' is out of range", where.prefix, what, text));
+  }
+  if (ec != std::errc{} || end != digits.data() + digits.size() || !std::isfinite(value)) {
+    throw UsageError(fmt::format("{}{} expects a number, got '{}'", where.prefix, what, text));
+  }
+  return value;
+}
+
+bool to_bool(std::string_view text, std::string_view what, const Where& where) {
+  if (text == "true") return true;
+  if (text == "false") return false;
+  throw UsageError(fmt::format("{}{} expects true or false, got '{}'", where.prefix, what, text));
+}
+
+Object to_object(std::span<const std::string> v, const Where& where) {
+  const auto field = [&](std::size_t i) {
+    return fmt::format("{} {}", where.label("object"), kObjectFields[i]);
+  };
+  const auto real = [&](std::size_t i) { return to_real(v[i], field(i), where); };
+  Object o;
+  o.type = to_int(v[0], field(0), where);
+  o.bounce = to_int(v[1], field(1), where);
+  for (std::size_t d = 0; d < 3; ++d) {
+    o.center[d] = real(2 + d);
+    o.move[d] = real(5 + d);
+    o.size[d] = real(8 + d);
+    o.inc[d] = real(11 + d);
+  }
+  return o;
+}
+
+// Converts the values (already the right number of them) and calls the option's setter.
+void apply(State& state, const OptionSpec& spec, std::span<const std::string> values,
+           const Where& where) {
+  const std::string what = where.label(spec.name);
+  if (const auto* set = std::get_if<IntSetter>(&spec.set)) {
+    (*set)(state, to_int(values[0], what, where));
+  } else if (const auto* set_real = std::get_if<RealSetter>(&spec.set)) {
+    (*set_real)(state, to_real(values[0], what, where));
+  } else if (const auto* set_flag = std::get_if<FlagSetter>(&spec.set)) {
+    (*set_flag)(state, values.empty() || to_bool(values[0], what, where));
+  } else {
+    std::get<ObjectSetter>(spec.set)(state, to_object(values, where));
+  }
+}
+
+std::string expected_values(const OptionSpec& spec) {
+  if (std::holds_alternative<IntSetter>(spec.set)) return "an integer";
+  if (std::holds_alternative<RealSetter>(spec.set)) return "a number";
+  if (std::holds_alternative<FlagSetter>(spec.set)) return "true or false";
+  return fmt::format("{} values ({})", kObjectFields.size(), spec.args);
+}
+
+[[noreturn]] void throw_missing(const OptionSpec& spec, std::size_t got, const Where& where) {
+  const bool many = arity(spec) > 1;
+  throw UsageError(fmt::format("{}missing value{} for {}: expects {}{}", where.prefix,
+                               many ? "s" : "", where.label(spec.name), expected_values(spec),
+                               many ? fmt::format(", got {}", got) : std::string()));
+}
+
+// ---- Names -------------------------------------------------------------------------------------
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+const OptionSpec* find_option(std::string_view name) {
+  const auto it = std::ranges::find(kOptions, name, &OptionSpec::name);
+  return it == kOptions.end() ? nullptr : &*it;
+}
+
+// The closest option name, if it is close enough to be a likely typo.
+std::optional<std::string_view> nearest_name(std::string_view name) {
+  const OptionSpec* best = nullptr;
+  std::size_t best_distance = 0;
+  for (const OptionSpec& spec : kOptions) {
+    const std::size_t d = edit_distance(name, spec.name);
+    if (best == nullptr || d < best_distance) {
+      best = &spec;
+      best_distance = d;
+    }
+  }
+  const std::size_t limit = std::max<std::size_t>(2, name.size() / 3);
+  if (best == nullptr || best_distance > limit) return std::nullopt;
+  return best->name;
+}
+
+[[noreturn]] void throw_unknown(std::string_view written, std::string_view bare,
+                                const Where& where) {
+  const std::string_view kind = where.deck ? "key" : "option";
+  const auto near = nearest_name(bare);
+  const std::string_view dashes = where.deck ? "" : "--";
+  const std::string hint = near ? fmt::format(" (did you mean '{}{}'?)", dashes, *near)
+                                : std::string(where.deck ? "" : " (see --help)");
+  throw UsageError(fmt::format("{}unknown {} '{}'{}", where.prefix, kind, written, hint));
+}
+
+// "--nx" -> "nx"; all dashes -> "".
+std::string_view strip_dashes(std::string_view word) {
+  const auto first = word.find_first_not_of('-');
+  return first == std::string_view::npos ? std::string_view{} : word.substr(first);
+}
+
+// ---- Command line ------------------------------------------------------------------------------
+
+bool is_option_word(std::string_view word) {
+  if (word.starts_with("--")) return true;
+  // "-nx" is a mistyped option; "-5" or "-0.01" is a (stray) number.
+  return word.size() > 1 && word[0] == '-' && std::isalpha(static_cast<unsigned char>(word[1]));
+}
+
+const OptionSpec& lookup_cli(std::string_view word, const Where& where) {
+  const std::string_view bare = strip_dashes(word);
+  if (word.starts_with("--")) {
+    if (const OptionSpec* spec = find_option(bare)) return *spec;
+  }
+  const auto eq = bare.find('=');
+  if (eq != std::string_view::npos && find_option(bare.substr(0, eq)) != nullptr) {
+    throw UsageError(fmt::format("option '{}': give the value as a separate word: '--{} {}'", word,
+                                 bare.substr(0, eq), bare.substr(eq + 1)));
+  }
+  throw_unknown(word, bare, where);
+}
+
+[[noreturn]] void throw_stray(std::span<const std::string> args, std::size_t i) {
+  std::string after;
+  if (i > 0 && is_option_word(args[i - 1])) {
+    const OptionSpec* prev = find_option(std::string_view(args[i - 1]).substr(2));
+    if (prev != nullptr && arity(*prev) == 0) {
+      after = fmt::format(" after --{0} (--{0} takes no value)", prev->name);
+    }
+  }
+  if (after.empty()) after = " (options start with '--'; a deck path may only come first)";
+  throw UsageError(fmt::format("unexpected argument '{}'{}", args[i], after));
+}
+
+void apply_cli(State& state, std::span<const std::string> args) {
+  const Where where{"", false};
+  state.in_cli = true;
+  std::size_t i = 0;
+  while (i < args.size()) {
+    if (!is_option_word(args[i])) throw_stray(args, i);
+    const OptionSpec& spec = lookup_cli(args[i], where);
+    const std::size_t n = arity(spec);
+    for (std::size_t k = 1; k <= n; ++k) {
+      // A value never starts with "--": "--nx --ny 4" is a missing value, not "--ny" read as 0.
+      if (i + k >= args.size() || args[i + k].starts_with("--")) throw_missing(spec, k - 1, where);
+    }
+    apply(state, spec, args.subspan(i + 1, n), where);
+    i += 1 + n;
+  }
+  if (state.cli_objects_seen && state.num_objects && !state.num_objects_from_cli) {
+    state.num_objects.reset();  // the deck's count described the deck's objects, now replaced
+  }
+}
+
+// ---- Deck --------------------------------------------------------------------------------------
+
+void apply_entry(State& state, const DeckEntry& entry, const Where& where) {
+  if (entry.key.starts_with('-')) {
+    const std::string_view bare = strip_dashes(entry.key);
+    if (find_option(bare) != nullptr) {
+      throw UsageError(fmt::format("{}write deck keys without dashes: '{}', not '{}'", where.prefix,
+                                   bare, entry.key));
+    }
+  }
+  const OptionSpec* spec = find_option(entry.key);
+  if (spec == nullptr) throw_unknown(entry.key, entry.key, where);
+  // A flag is written "permute = true" in a deck, so it takes one value there.
+  const std::size_t n = std::max<std::size_t>(arity(*spec), 1);
+  if (entry.values.size() < n) throw_missing(*spec, entry.values.size(), where);
+  if (entry.values.size() > n) {
+    throw UsageError(fmt::format("{}too many values for '{}': expects {}, got {}", where.prefix,
+                                 spec->name, n, entry.values.size()));
+  }
+  apply(state, *spec, entry.values, where);
+}
+
+void apply_deck(State& state, const Deck& deck) {
+  for (const DeckEntry& entry : deck.entries) {
+    apply_entry(state, entry, Where{fmt::format("{}:{}: ", deck.name, entry.line), true});
+  }
+}
+
+// ---- Validation --------------------------------------------------------------------------------
+
+[[noreturn]] void fail(const std::string& message) {
+  throw UsageError(message);
+}
+
+void check_object_count(const State& state) {
+  if (!state.num_objects) return;
+  const int wanted = *state.num_objects;
+  if (wanted < 0) fail(fmt::format("--num_objects must be non-negative, got {}", wanted));
+  const auto given = static_cast<std::int64_t>(state.config.objects.size());
+  if (given < wanted) {
+    fail(fmt::format("fewer --object than --num_objects: {} given, {} expected", given, wanted));
+  }
+  if (given > wanted) {
+    fail(fmt::format("more --object than --num_objects: {} given, {} expected", given, wanted));
+  }
+}
+
+void check_at_least(std::string_view name, int value, int low) {
+  if (value < low) fail(fmt::format("--{} must be at least {}, got {}", name, low, value));
+}
+
+void check_range(std::string_view name, int value, int low, int high) {
+  if (value < low || value > high) {
+    fail(fmt::format("--{} must be between {} and {}, got {}", name, low, high, value));
+  }
+}
+
+void check_block_size(const Config& c) {
+  const std::array<std::pair<std::string_view, int>, 3> sizes{
+      {{"nx", c.nx}, {"ny", c.ny}, {"nz", c.nz}}};
+  for (const auto& [name, n] : sizes) {
+    if (n < 1 || n % 2 != 0) {
+      fail(fmt::format("--{} must be a positive even number of cells, got {}", name, n));
+    }
+  }
+}
+
+void check_grid(const Config& c) {
+  check_at_least("init_x", c.init_x, 1);
+  check_at_least("init_y", c.init_y, 1);
+  check_at_least("init_z", c.init_z, 1);
+  check_at_least("npx", c.npx, 1);
+  check_at_least("npy", c.npy, 1);
+  check_at_least("npz", c.npz, 1);
+  const std::array<std::array<int, 2>, 3> factors{
+      {{c.npx, c.init_x}, {c.npy, c.init_y}, {c.npz, c.init_z}}};
+  for (std::size_t d = 0; d < 3; ++d) {
+    const std::int64_t n = std::int64_t{factors[d][0]} * factors[d][1];
+    if (n > octree::kMaxRootBlocks) {
+      const char axis = static_cast<char>('x' + d);
+      fail(fmt::format(
+          "root grid too large in {0}: np{0}*init_{0} = {1}*{2} = {3} root blocks, but the 32-bit "
+          "block keys hold at most {4} per direction",
+          axis, factors[d][0], factors[d][1], n, octree::kMaxRootBlocks));
+    }
+  }
+  if (c.max_blocks_given) {
+    check_at_least("max_blocks", c.max_blocks, 1);
+    const std::int64_t initial = std::int64_t{c.init_x} * c.init_y * c.init_z;
+    if (c.max_blocks < initial) {
+      fail(fmt::format(
+          "--max_blocks {} is smaller than the initial blocks per rank (init_x*init_y*init_z = {})",
+          c.max_blocks, initial));
+    }
+  }
+}
+
+void check_refinement(const Config& c) {
+  if (c.num_refine < 0 || c.num_refine > octree::kMaxLevel) {
+    fail(fmt::format(
+        "--num_refine must be between 0 and {} (the deepest level the 32-bit block keys can "
+        "name), got {}",
+        octree::kMaxLevel, c.num_refine));
+  }
+  check_at_least("block_change", c.block_change, 0);
+  check_at_least("refine_freq", c.refine_freq, 0);
+}
+
+void check_work(const Config& c) {
+  check_at_least("num_vars", c.num_vars, 1);
+  check_at_least("comm_vars", c.comm_vars, 0);
+  if (c.stencil != 0 && c.stencil != 7 && c.stencil != 27) {
+    fail(fmt::format("--stencil must be 0, 7 or 27, got {}", c.stencil));
+  }
+  if (c.stencil == 0 && c.num_vars < 8) {
+    fail(fmt::format("--stencil 0 needs --num_vars of at least 8, got {}", c.num_vars));
+  }
+  check_range("code", c.code, 0, 2);
+  check_range("lb_opt", c.lb_opt, 0, 2);
+  check_at_least("inbalance", c.inbalance, 0);
+  check_range("limit_move", c.limit_move, 0, 100);
+  if (c.reorder < -1 || c.reorder > 1) {
+    fail(fmt::format("--reorder must be -1, 0 or 1, got {}", c.reorder));
+  }
+}
+
+void check_time_loop(const Config& c) {
+  if (c.time_given && !(c.time > 0)) fail(fmt::format("--time must be positive, got {}", c.time));
+  // --time alone ignores num_tsteps; --time with --num_tsteps n uses a time step of T/n.
+  if (!c.time_given || c.num_tsteps_given) check_at_least("num_tsteps", c.num_tsteps, 1);
+  check_at_least("stages_per_ts", c.stages_per_ts, 1);
+  check_at_least("checksum_freq", c.checksum_freq, 0);
+  check_at_least("error_tol", c.error_tol, 0);
+  check_at_least("plot_freq", c.plot_freq, 0);
+  check_range("report_perf", c.report_perf, 0, 15);
+}
+
+bool known_object_type(int type) {
+  return (type >= 0 && type <= 15) || (type >= 20 && type <= 25);
+}
+
+void check_objects(const Config& c) {
+  for (std::size_t i = 0; i < c.objects.size(); ++i) {
+    const Object& o = c.objects[i];
+    if (!known_object_type(o.type)) {
+      fail(fmt::format("object {}: unknown object type {} (valid: 0-15, 20-25)", i + 1, o.type));
+    }
+    if (o.bounce < 0 || o.bounce > 2) {
+      fail(fmt::format("object {}: bounce must be 0, 1 or 2, got {}", i + 1, o.bounce));
+    }
+  }
+}
+
+}  // namespace
+
+void validate_config(const Config& config) {
+  check_block_size(config);
+  check_grid(config);
+  check_refinement(config);
+  check_work(config);
+  check_time_loop(config);
+  check_objects(config);
+}
+
+std::vector<std::string> config_warnings(const Config& config) {
+  std::vector<std::string> warnings;
+  if (config.stencil == 27 && config.num_refine > 0 && config.uniform_refine == 0) {
+    warnings.emplace_back(
+        "WARNING: 27 point stencil with non-uniform refinement: answers may diverge");
+  }
+  return warnings;
+}
+
+ParsedOptions parse_options(std::span<const std::string> args) {
+  ParsedOptions parsed;
+  if (std::ranges::any_of(args, [](const std::string& a) { return a == "--help" || a == "-h"; })) {
+    parsed.help = true;  // help wins over everything else, even bad options
+    return parsed;
+  }
+  State state;
+  if (!args.empty() && !args[0].starts_with('-')) {
+    apply_deck(state, read_deck(args[0]));
+    state.config.deck_path = args[0];
+    args = args.subspan(1);
+  }
+  apply_cli(state, args);
+  check_object_count(state);
+  validate_config(state.config);
+  parsed.config = std::move(state.config);
+  parsed.warnings = config_warnings(parsed.config);
+  return parsed;
+}
+
+std::string help_text() {
+  constexpr std::size_t kHeadWidth = 24;
+  std::string text =
+      "usage: miniamr [DECK] [--option value ...]\n"
+      "\n"
+      "DECK is an optional input file of 'key = value' lines using the option names below\n"
+      "without dashes (e.g. 'nx = 16', 'permute = true', one 'object = ...' line per object);\n"
+      "'#' starts a comment. Options on the command line override the deck; any --object there\n"
+      "replaces all of the deck's objects.\n"
+      "\n"
+      "options:\n";
+  for (const OptionSpec& spec : kOptions) {
+    const std::string head = fmt::format("--{} {}", spec.name, spec.args);
+    // A head wider than its column (--object) gets the meaning on a line of its own.
+    const std::string_view gap = head.size() < kHeadWidth ? "" : "\n                          ";
+    text += fmt::format("  {:<{}}{} {} [default: {}]\n", head, kHeadWidth, gap, spec.meaning,
+                        spec.fallback);
+  }
+  text += fmt::format("  {:<{}} {}\n", "--help, -h", kHeadWidth, "print this text and exit");
+  text +=
+      "\n"
+      "object types: 0 box surface, 1 solid box, 2 spheroid surface, 3 solid spheroid,\n"
+      "  4..15 hemispheroids (even surface, odd solid; 4/5 +x half, 6/7 -x, 8/9 +y, 10/11 -y,\n"
+      "  12/13 +z, 14/15 -z), 20..25 cylinders along x, y, z (even surface, odd solid).\n"
+      "bounce: 0 none, 1 the centre reflects off the domain walls, 2 edge bounce (a no-op in the\n"
+      "  reference miniAMR).\n";
+  return text;
+}
+
+}  // namespace miniamr::app

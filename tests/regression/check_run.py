@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Runs miniamr on a deck and checks what it printed and wrote.
+
+  check_run.py --miniamr BIN --deck DECK [--np N] [--table FILE] [--expect-blocks L0,L1,..]
+               [--compare-yaml OTHER.yaml] [--save-yaml PATH] [-- extra miniamr options]
+
+Checks, each optional: the block lines equal a reference table; results.yaml is valid YAML
+holding final_checksums; every checksum was conserved (the run exits 0 only then); the final
+per-level counts; final_checksums bitwise equal to another run's results.yaml.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+
+def block_lines(text):
+    return [l for l in text.splitlines()
+            if l.startswith("Number of blocks at level") or l.startswith("Total number of blocks")]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--miniamr", required=True)
+    ap.add_argument("--deck")
+    ap.add_argument("--np", type=int, default=1)
+    ap.add_argument("--table")
+    ap.add_argument("--expect-blocks")
+    ap.add_argument("--compare-yaml")
+    ap.add_argument("--save-yaml")
+    ap.add_argument("extra", nargs="*")
+    a = ap.parse_args()
+
+    env = dict(os.environ)
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
+    env.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
+    cmd = ["mpirun", "-np", str(a.np), "--oversubscribe", os.path.abspath(a.miniamr)]
+    if a.deck:
+        cmd.append(os.path.abspath(a.deck))
+    cmd += a.extra
+    with tempfile.TemporaryDirectory() as work:
+        run = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=600)
+        failures = []
+        if run.returncode != 0:
+            failures.append(f"exit status {run.returncode}\n{run.stdout[-3000:]}\n{run.stderr[-3000:]}")
+        got = block_lines(run.stdout)
+        if a.table:
+            with open(a.table) as f:
+                want = block_lines(f.read())
+            if got != want:
+                first = next((i for i, (g, w) in enumerate(zip(got, want)) if g != w),
+                             min(len(got), len(want)))
+                failures.append(f"block lines differ from {a.table} at line {first + 1}: "
+                                f"got {got[first:first + 6]} want {want[first:first + 6]} "
+                                f"({len(got)} vs {len(want)} lines)")
+        path = os.path.join(work, "results.yaml")
+        results = None
+        if os.path.exists(path):
+            with open(path) as f:
+                results = yaml.safe_load(f)
+            if not isinstance(results.get("final_checksums"), list):
+                failures.append("results.yaml has no final_checksums list")
+            if a.save_yaml:
+                with open(path) as src, open(a.save_yaml, "w") as dst:
+                    dst.write(src.read())
+        elif a.save_yaml or a.compare_yaml or a.expect_blocks:
+            failures.append("no results.yaml written")
+        if results and a.expect_blocks:
+            want = [int(x) for x in a.expect_blocks.split(",")]
+            if results["final_blocks_per_level"] != want:
+                failures.append(f"final blocks per level {results['final_blocks_per_level']} != {want}")
+        if results and a.compare_yaml:
+            with open(a.compare_yaml) as f:
+                other = yaml.safe_load(f)
+            if [float.hex(x) for x in results["final_checksums"]] != \
+               [float.hex(x) for x in other["final_checksums"]]:
+                failures.append(f"final_checksums differ from {a.compare_yaml}")
+    if failures:
+        print(" ".join(cmd))
+        print("\n".join(failures))
+        return 1
+    print(f"ok: {' '.join(cmd)} ({len(got)} block lines)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,597 @@
+// Command line and deck parsing: defaults, every option, objects, decks and their overrides,
+// every class of usage error (and that its message names the culprit), validation, help text.
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "app/config.hpp"
+#include "app/deck.hpp"
+#include "app/errors.hpp"
+#include "app/options.hpp"
+
+namespace miniamr::app {
+namespace {
+
+using ::testing::HasSubstr;
+
+ParsedOptions parse(std::initializer_list<std::string> words) {
+  const std::vector<std::string> args(words);
+  return parse_options(args);
+}
+
+Config cfg(std::initializer_list<std::string> words) {
+  return parse(words).config;
+}
+
+// The message of the UsageError that parsing `args` throws ("" if none is thrown).
+std::string error_of(const std::vector<std::string>& args) {
+  try {
+    parse_options(args);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+std::string error_of(std::initializer_list<std::string> words) {
+  return error_of(std::vector<std::string>(words));
+}
+
+// A deck file in a per-test temporary folder, removed at the end of the test.
+class DeckTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::filesystem::temp_directory_path() /
+           (std::string("miniamr_options_") + info->name() + "_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string write(std::string_view text, std::string_view name = "deck.txt") {
+    const auto path = dir_ / name;
+    std::ofstream(path) << text;
+    return path.string();
+  }
+
+  std::filesystem::path dir_;
+};
+
+// One object: type bounce | centre | move | size | inc, with negative, signed and exponent forms.
+const std::vector<std::string> kObjectArgs{"--object", "2",   "0",     // type bounce
+                                           "-0.01",    "0.5", "1e-1",  // centre
+                                           "0.03",     "0.0", "-.5",   // move
+                                           "0.1",      "0.2", "0.3",   // size
+                                           "0",        "+2",  "0"};    // inc
+
+// ---- Defaults and every option -----------------------------------------------------------------
+
+TEST(Options, DefaultsMatchTheReference) {
+  const ParsedOptions p = parse({});
+  EXPECT_FALSE(p.help);
+  EXPECT_TRUE(p.warnings.empty());
+  const Config& c = p.config;
+  EXPECT_EQ(c.nx, 10);
+  EXPECT_EQ(c.ny, 10);
+  EXPECT_EQ(c.nz, 10);
+  EXPECT_EQ(c.init_x, 1);
+  EXPECT_EQ(c.npz, 1);
+  EXPECT_EQ(c.max_blocks, 0);
+  EXPECT_FALSE(c.max_blocks_given);
+  EXPECT_EQ(c.num_refine, 5);
+  EXPECT_EQ(c.block_change, 0);
+  EXPECT_EQ(c.refine_freq, 5);
+  EXPECT_EQ(c.lb_opt, 1);
+  EXPECT_EQ(c.lb_method, LbMethod::kRcb);
+  EXPECT_EQ(c.reorder, -1);
+  EXPECT_EQ(c.num_vars, 40);
+  EXPECT_EQ(c.comm_vars, 0);
+  EXPECT_EQ(c.stencil, 7);
+  EXPECT_EQ(c.error_tol, 8);
+  EXPECT_EQ(c.num_tsteps, 20);
+  EXPECT_FALSE(c.num_tsteps_given);
+  EXPECT_FALSE(c.time_given);
+  EXPECT_EQ(c.stages_per_ts, 20);
+  EXPECT_EQ(c.checksum_freq, 5);
+  EXPECT_EQ(c.report_perf, 12);
+  EXPECT_EQ(c.plot_freq, 0);
+  EXPECT_TRUE(c.objects.empty());
+  EXPECT_TRUE(c.deck_path.empty());
+}
+
+struct IntCase {
+  const char* option;
+  int value;
+  int Config::*field;
+};
+
+TEST(Options, EachIntegerOptionSetsItsField) {
+  const std::vector<IntCase> cases{
+      {"--nx", 4, &Config::nx},
+      {"--ny", 6, &Config::ny},
+      {"--nz", 8, &Config::nz},
+      {"--init_x", 2, &Config::init_x},
+      {"--init_y", 3, &Config::init_y},
+      {"--init_z", 4, &Config::init_z},
+      {"--npx", 2, &Config::npx},
+      {"--npy", 3, &Config::npy},
+      {"--npz", 4, &Config::npz},
+      {"--max_blocks", 700, &Config::max_blocks},
+      {"--num_refine", 3, &Config::num_refine},
+      {"--block_change", 2, &Config::block_change},
+      {"--uniform_refine", 1, &Config::uniform_refine},
+      {"--refine_freq", 0, &Config::refine_freq},
+      {"--inbalance", 10, &Config::inbalance},
+      {"--lb_opt", 2, &Config::lb_opt},
+      {"--num_vars", 9, &Config::num_vars},
+      {"--comm_vars", 3, &Config::comm_vars},
+      {"--num_tsteps", 7, &Config::num_tsteps},
+      {"--stages_per_ts", 16, &Config::stages_per_ts},
+      {"--checksum_freq", 0, &Config::checksum_freq},
+      {"--stencil", 0, &Config::stencil},
+      {"--error_tol", 5, &Config::error_tol},
+      {"--report_perf", 15, &Config::report_perf},
+      {"--plot_freq", 3, &Config::plot_freq},
+      {"--code", 2, &Config::code},
+      {"--limit_move", 50, &Config::limit_move},
+      {"--reorder", 0, &Config::reorder},
+  };
+  for (const IntCase& tc : cases) {
+    SCOPED_TRACE(tc.option);
+    const Config c = cfg({tc.option, std::to_string(tc.value)});
+    EXPECT_EQ(c.*(tc.field), tc.value);
+  }
+}
+
+TEST(Options, GivenMarkersAreSet) {
+  EXPECT_TRUE(cfg({"--max_blocks", "9"}).max_blocks_given);
+  EXPECT_TRUE(cfg({"--num_tsteps", "9"}).num_tsteps_given);
+  const Config c = cfg({"--time", "2.5e-1"});
+  EXPECT_TRUE(c.time_given);
+  EXPECT_DOUBLE_EQ(c.time, 0.25);
+}
+
+TEST(Options, EachFlagSetsItsField) {
+  EXPECT_TRUE(cfg({"--report_diffusion"}).report_diffusion);
+  EXPECT_TRUE(cfg({"--permute"}).permute);
+  EXPECT_TRUE(cfg({"--blocking_send"}).blocking_send);
+  EXPECT_TRUE(cfg({"--refine_ghost"}).refine_ghost);
+  EXPECT_TRUE(cfg({"--change_dir"}).change_dir);
+  EXPECT_TRUE(cfg({"--send_faces"}).send_faces);
+  EXPECT_EQ(cfg({"--group_blocks"}).group_blocks, 1);
+  EXPECT_EQ(cfg({"--break_ties"}).group_blocks, 2);
+  EXPECT_EQ(cfg({"--break_ties", "--group_blocks"}).group_blocks, 1);
+  EXPECT_EQ(cfg({"--morton"}).lb_method, LbMethod::kMorton);
+  EXPECT_EQ(cfg({"--hilbert"}).lb_method, LbMethod::kHilbert);
+  EXPECT_EQ(cfg({"--trunc_hilbert"}).lb_method, LbMethod::kTruncHilbert);
+  EXPECT_EQ(cfg({"--morton", "--rcb"}).lb_method, LbMethod::kRcb);
+}
+
+TEST(Options, RefineGhostsIsAnAlias) {
+  EXPECT_TRUE(cfg({"--refine_ghosts"}).refine_ghost);
+}
+
+TEST(Options, LastScalarWins) {
+  const Config c = cfg({"--nx", "4", "--ny", "6", "--nx", "12"});
+  EXPECT_EQ(c.nx, 12);
+  EXPECT_EQ(c.ny, 6);
+}
+
+TEST(Options, HelpWinsOverEverything) {
+  EXPECT_TRUE(parse({"--help"}).help);
+  EXPECT_TRUE(parse({"--nx", "abc", "-h"}).help);
+  EXPECT_TRUE(parse({"missing_deck.txt", "--help"}).help);
+}
+
+TEST(Options, TwentySevenPointWarning) {
+  const auto p = parse({"--stencil", "27"});
+  ASSERT_EQ(p.warnings.size(), 1u);
+  EXPECT_EQ(p.warnings[0],
+            "WARNING: 27 point stencil with non-uniform refinement: answers may diverge");
+  EXPECT_TRUE(parse({"--stencil", "27", "--uniform_refine", "1"}).warnings.empty());
+  EXPECT_TRUE(parse({"--stencil", "27", "--num_refine", "0"}).warnings.empty());
+}
+
+// ---- Objects -----------------------------------------------------------------------------------
+
+TEST(Options, ObjectValuesIncludingNegativeNumbers) {
+  const Config c = parse_options(kObjectArgs).config;
+  ASSERT_EQ(c.objects.size(), 1u);
+  const Object& o = c.objects[0];
+  EXPECT_EQ(o.type, 2);
+  EXPECT_EQ(o.bounce, 0);
+  EXPECT_DOUBLE_EQ(o.center[0], -0.01);
+  EXPECT_DOUBLE_EQ(o.center[1], 0.5);
+  EXPECT_DOUBLE_EQ(o.center[2], 0.1);
+  EXPECT_DOUBLE_EQ(o.move[0], 0.03);
+  EXPECT_DOUBLE_EQ(o.move[1], 0.0);
+  EXPECT_DOUBLE_EQ(o.move[2], -0.5);
+  EXPECT_DOUBLE_EQ(o.size[0], 0.1);
+  EXPECT_DOUBLE_EQ(o.size[1], 0.2);
+  EXPECT_DOUBLE_EQ(o.size[2], 0.3);
+  EXPECT_DOUBLE_EQ(o.inc[0], 0.0);
+  EXPECT_DOUBLE_EQ(o.inc[1], 2.0);
+  EXPECT_DOUBLE_EQ(o.inc[2], 0.0);
+}
+
+TEST(Options, RepeatedObjectsAccumulateInOrder) {
+  std::vector<std::string> args{"--num_objects", "2"};
+  args.insert(args.end(), kObjectArgs.begin(), kObjectArgs.end());
+  args.insert(args.end(), {"--object", "25", "1", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10",
+                           "11", "12", "--nx", "4"});
+  const Config c = parse_options(args).config;
+  ASSERT_EQ(c.objects.size(), 2u);
+  EXPECT_EQ(c.objects[0].type, 2);
+  EXPECT_EQ(c.objects[1].type, 25);
+  EXPECT_EQ(c.objects[1].bounce, 1);
+  EXPECT_DOUBLE_EQ(c.objects[1].inc[2], 12.0);
+  EXPECT_EQ(c.nx, 4);
+}
+
+TEST(Options, ObjectCountMismatchNamesTheCounts) {
+  std::vector<std::string> fewer{"--num_objects", "2"};
+  fewer.insert(fewer.end(), kObjectArgs.begin(), kObjectArgs.end());
+  const std::string few = error_of(fewer);
+  EXPECT_THAT(few, HasSubstr("fewer --object than --num_objects"));
+  EXPECT_THAT(few, HasSubstr("1 given, 2 expected"));
+
+  std::vector<std::string> more(kObjectArgs);
+  more.insert(more.end(), kObjectArgs.begin(), kObjectArgs.end());
+  more.insert(more.end(), {"--num_objects", "1"});
+  const std::string many = error_of(more);
+  EXPECT_THAT(many, HasSubstr("more --object than --num_objects"));
+  EXPECT_THAT(many, HasSubstr("2 given, 1 expected"));
+
+  EXPECT_THAT(error_of({"--num_objects", "-1"}), HasSubstr("--num_objects"));
+  EXPECT_NO_THROW(parse({"--num_objects", "0"}));
+}
+
+TEST(Options, ObjectTypeAndBounceAreChecked) {
+  std::vector<std::string> args(kObjectArgs);
+  args[1] = "16";
+  EXPECT_THAT(error_of(args), HasSubstr("unknown object type 16"));
+  args[1] = "26";
+  EXPECT_THAT(error_of(args), HasSubstr("unknown object type 26"));
+  args[1] = "20";
+  EXPECT_NO_THROW(parse_options(args));
+  args[2] = "3";
+  EXPECT_THAT(error_of(args), HasSubstr("bounce"));
+  args[2] = "0";
+  args[1] = "2.5";  // type is an integer
+  EXPECT_THAT(error_of(args), HasSubstr("--object type expects an integer, got '2.5'"));
+  args[1] = "2";
+  args[7] = "x";
+  EXPECT_THAT(error_of(args), HasSubstr("--object my expects a number, got 'x'"));
+}
+
+TEST(Options, ShortObjectIsMissingValues) {
+  const std::vector<std::string> at_end(kObjectArgs.begin(), kObjectArgs.begin() + 4);
+  const std::string end_msg = error_of(at_end);
+  EXPECT_THAT(end_msg, HasSubstr("missing values for --object"));
+  EXPECT_THAT(end_msg, HasSubstr("got 3"));
+  std::vector<std::string> then_option(at_end);
+  then_option.insert(then_option.end(), {"--nx", "4"});
+  EXPECT_THAT(error_of(then_option), HasSubstr("missing values for --object"));
+}
+
+// ---- Command-line errors -----------------------------------------------------------------------
+
+TEST(OptionErrors, UnknownOptionSuggestsTheNearestName) {
+  EXPECT_EQ(error_of({"--nz_", "4"}), "unknown option '--nz_' (did you mean '--nz'?)");
+  EXPECT_THAT(error_of({"--num_refin", "4"}), HasSubstr("did you mean '--num_refine'?"));
+  EXPECT_THAT(error_of({"-nx", "4"}), HasSubstr("unknown option '-nx' (did you mean '--nx'?)"));
+  EXPECT_THAT(error_of({"--frobnicate"}), HasSubstr("unknown option '--frobnicate'"));
+  EXPECT_THAT(error_of({"--frobnicate"}), ::testing::Not(HasSubstr("did you mean")));
+  EXPECT_THAT(error_of({"--nx=16"}), HasSubstr("'--nx 16'"));
+  EXPECT_THAT(error_of({"--"}), HasSubstr("unknown option '--'"));
+}
+
+TEST(OptionErrors, MissingValue) {
+  EXPECT_EQ(error_of({"--nx"}), "missing value for --nx: expects an integer");
+  EXPECT_EQ(error_of({"--nx", "--ny", "4"}), "missing value for --nx: expects an integer");
+  EXPECT_THAT(error_of({"--nx", "4", "--time"}), HasSubstr("missing value for --time"));
+}
+
+TEST(OptionErrors, StrayWord) {
+  EXPECT_THAT(error_of({"--nx", "4", "6"}), HasSubstr("unexpected argument '6'"));
+  EXPECT_THAT(error_of({"--nx", "4", "-6"}), HasSubstr("unexpected argument '-6'"));
+  EXPECT_THAT(error_of({"--permute", "true"}),
+              HasSubstr("unexpected argument 'true' after --permute (--permute takes no value)"));
+}
+
+TEST(OptionErrors, TextWhereANumberIsExpected) {
+  EXPECT_EQ(error_of({"--nx", "abc"}), "--nx expects an integer, got 'abc'");
+  EXPECT_EQ(error_of({"--nx", "3.9"}), "--nx expects an integer, got '3.9'");
+  EXPECT_EQ(error_of({"--nx", "1e2"}), "--nx expects an integer, got '1e2'");
+  EXPECT_EQ(error_of({"--time", "1x"}), "--time expects a number, got '1x'");
+  EXPECT_EQ(error_of({"--time", "inf"}), "--time expects a number, got 'inf'");
+  EXPECT_THAT(error_of({"--nx", "99999999999"}), HasSubstr("--nx value '99999999999' is out"));
+  EXPECT_EQ(cfg({"--nx", "+6"}).nx, 6);
+}
+
+// ---- Validation --------------------------------------------------------------------------------
+
+struct BadValue {
+  std::vector<std::string> args;
+  std::string expected;  // a substring of the message
+};
+
+TEST(OptionErrors, ValidationNamesTheOption) {
+  const std::vector<BadValue> cases{
+      {{"--nx", "7"}, "--nx must be a positive even number"},
+      {{"--ny", "0"}, "--ny must be a positive even number"},
+      {{"--nz", "-2"}, "--nz must be a positive even number"},
+      {{"--init_x", "0"}, "--init_x must be at least 1"},
+      {{"--init_z", "0"}, "--init_z must be at least 1"},
+      {{"--npy", "0"}, "--npy must be at least 1"},
+      {{"--num_refine", "-1"}, "--num_refine must be between 0 and 20"},
+      {{"--num_refine", "21"}, "block keys"},
+      {{"--npx", "2", "--init_x", "2049"}, "root grid too large in x"},
+      {{"--init_z", "4097"}, "at most 4096 per direction"},
+      {{"--block_change", "-1"}, "--block_change"},
+      {{"--num_vars", "0"}, "--num_vars must be at least 1"},
+      {{"--comm_vars", "-1"}, "--comm_vars"},
+      {{"--stencil", "5"}, "--stencil must be 0, 7 or 27"},
+      {{"--stencil", "0", "--num_vars", "7"}, "--stencil 0 needs --num_vars"},
+      {{"--code", "3"}, "--code must be between 0 and 2"},
+      {{"--lb_opt", "-1"}, "--lb_opt"},
+      {{"--refine_freq", "-1"}, "--refine_freq"},
+      {{"--checksum_freq", "-1"}, "--checksum_freq"},
+      {{"--stages_per_ts", "0"}, "--stages_per_ts"},
+      {{"--num_tsteps", "0"}, "--num_tsteps must be at least 1"},
+      {{"--time", "1", "--num_tsteps", "0"}, "--num_tsteps must be at least 1"},
+      {{"--time", "0"}, "--time must be positive"},
+      {{"--time", "-1"}, "--time must be positive"},
+      {{"--plot_freq", "-1"}, "--plot_freq"},
+      {{"--inbalance", "-1"}, "--inbalance"},
+      {{"--limit_move", "101"}, "--limit_move"},
+      {{"--report_perf", "16"}, "--report_perf"},
+      {{"--error_tol", "-1"}, "--error_tol"},
+      {{"--max_blocks", "0"}, "--max_blocks must be at least 1"},
+      {{"--init_x", "2", "--init_y", "2", "--max_blocks", "3"}, "--max_blocks 3 is smaller"},
+      {{"--reorder", "2"}, "--reorder must be -1, 0 or 1"},
+  };
+  for (const BadValue& tc : cases) {
+    SCOPED_TRACE(tc.args[0]);
+    EXPECT_THAT(error_of(tc.args), HasSubstr(tc.expected));
+  }
+}
+
+TEST(Options, EdgeValuesThatAreValid) {
+  EXPECT_NO_THROW(parse({"--refine_freq", "0"}));
+  EXPECT_NO_THROW(parse({"--stencil", "0", "--num_vars", "8"}));
+  EXPECT_NO_THROW(parse({"--num_refine", "20"}));
+  EXPECT_NO_THROW(parse({"--npx", "2", "--init_x", "2048"}));
+  EXPECT_NO_THROW(parse({"--time", "1.5"}));
+  EXPECT_NO_THROW(parse({"--max_blocks", "8", "--init_x", "2", "--init_y", "2", "--init_z", "2"}));
+  EXPECT_NO_THROW(parse({"--limit_move", "100", "--report_perf", "0", "--comm_vars", "0"}));
+}
+
+TEST(Options, ValidateConfigOnItsOwn) {
+  EXPECT_NO_THROW(validate_config(Config{}));
+  Config c;
+  c.nx = 3;
+  EXPECT_THROW(validate_config(c), UsageError);
+}
+
+// ---- Decks -------------------------------------------------------------------------------------
+
+TEST_F(DeckTest, CommentsFlagsObjectsAndBlankLines) {
+  const std::string path = write(
+      "# a whole-line comment\n"
+      "\n"
+      "nx = 16   # trailing comment\n"
+      "  ny=8\n"
+      "\tnz =\t4\r\n"
+      "time = 0.5\n"
+      "permute = true\n"
+      "morton = true\n"
+      "send_faces = false\n"
+      "num_objects = 2\n"
+      "object = 2 0 -0.01 0.5 0.5 0.03 0 0 0.1 0.1 0.1 0 0 0\n"
+      "object = 21 1 0.5 0.5 0.5 0 0 0 0.2 0.2 0.2 0 0 -0.001\n");
+  const Config c = cfg({path});
+  EXPECT_EQ(c.deck_path, path);
+  EXPECT_EQ(c.nx, 16);
+  EXPECT_EQ(c.ny, 8);
+  EXPECT_EQ(c.nz, 4);
+  EXPECT_TRUE(c.time_given);
+  EXPECT_DOUBLE_EQ(c.time, 0.5);
+  EXPECT_TRUE(c.permute);
+  EXPECT_FALSE(c.send_faces);
+  EXPECT_EQ(c.lb_method, LbMethod::kMorton);
+  ASSERT_EQ(c.objects.size(), 2u);
+  EXPECT_EQ(c.objects[0].type, 2);
+  EXPECT_DOUBLE_EQ(c.objects[0].center[0], -0.01);
+  EXPECT_EQ(c.objects[1].type, 21);
+  EXPECT_DOUBLE_EQ(c.objects[1].inc[2], -0.001);
+}
+
+TEST_F(DeckTest, FalseTurnsAFlagBackOff) {
+  const Config c =
+      cfg({write("permute = true\npermute = false\nhilbert = true\nhilbert = false\n"
+                 "refine_ghosts = true\n")});
+  EXPECT_FALSE(c.permute);
+  EXPECT_EQ(c.lb_method, LbMethod::kRcb);
+  EXPECT_TRUE(c.refine_ghost);
+}
+
+TEST_F(DeckTest, CommandLineOverridesScalars) {
+  const std::string path = write("nx = 16\nny = 8\npermute = true\n");
+  const Config c = cfg({path, "--nx", "4", "--morton"});
+  EXPECT_EQ(c.nx, 4);
+  EXPECT_EQ(c.ny, 8);
+  EXPECT_TRUE(c.permute);
+  EXPECT_EQ(c.lb_method, LbMethod::kMorton);
+}
+
+TEST_F(DeckTest, CommandLineObjectsReplaceTheDecks) {
+  const std::string path = write(
+      "num_objects = 2\n"
+      "object = 0 0 0 0 0 0 0 0 1 1 1 0 0 0\n"
+      "object = 1 0 0 0 0 0 0 0 1 1 1 0 0 0\n");
+  std::vector<std::string> args{path};
+  args.insert(args.end(), kObjectArgs.begin(), kObjectArgs.end());
+  const Config c = parse_options(args).config;  // the deck's num_objects went with its objects
+  ASSERT_EQ(c.objects.size(), 1u);
+  EXPECT_EQ(c.objects[0].type, 2);
+
+  EXPECT_EQ(cfg({path}).objects.size(), 2u);
+  EXPECT_EQ(cfg({path, "--nx", "4"}).objects.size(), 2u);
+
+  args.insert(args.end(), {"--num_objects", "2"});
+  EXPECT_THAT(error_of(args), HasSubstr("fewer --object than --num_objects"));
+}
+
+TEST_F(DeckTest, ErrorsNameFileLineAndKey) {
+  const auto deck_error = [&](std::string_view text) {
+    const std::string path = write(text);
+    return std::pair{error_of({path}), path};
+  };
+  {
+    const auto [msg, path] = deck_error("nx = 16\n\nnz_ = 4\n");
+    EXPECT_EQ(msg, path + ":3: unknown key 'nz_' (did you mean 'nz'?)");
+  }
+  {
+    const auto [msg, path] = deck_error("# c\nnx 16\n");
+    EXPECT_EQ(msg, path + ":2: expected 'key = value', got 'nx 16'");
+  }
+  {
+    const auto [msg, path] = deck_error("nx = 16 18\n");
+    EXPECT_EQ(msg, path + ":1: too many values for 'nx': expects 1, got 2");
+  }
+  {
+    const auto [msg, path] = deck_error("nx =\n");
+    EXPECT_EQ(msg, path + ":1: missing value for 'nx': expects an integer");
+  }
+  {
+    const auto [msg, path] = deck_error("nx = abc\n");
+    EXPECT_EQ(msg, path + ":1: 'nx' expects an integer, got 'abc'");
+  }
+  {
+    const auto [msg, path] = deck_error("\n\npermute = yes\n");
+    EXPECT_EQ(msg, path + ":3: 'permute' expects true or false, got 'yes'");
+  }
+  {
+    const auto [msg, path] = deck_error("permute =\n");
+    EXPECT_THAT(msg, HasSubstr(":1: missing value for 'permute'"));
+  }
+  {
+    const auto [msg, path] = deck_error("object = 2 0 0.5\n");
+    EXPECT_THAT(msg, HasSubstr(":1: missing values for 'object': expects 14 values"));
+  }
+  {
+    const auto [msg, path] = deck_error("object = 2 0 0 0 0 0 0 0 1 1 1 0 0 0 7\n");
+    EXPECT_THAT(msg, HasSubstr(":1: too many values for 'object': expects 14, got 15"));
+  }
+  {
+    const auto [msg, path] = deck_error("= 4\n");
+    EXPECT_THAT(msg, HasSubstr(":1: missing key"));
+  }
+  {
+    const auto [msg, path] = deck_error("--nx = 4\n");
+    EXPECT_THAT(msg, HasSubstr(":1: write deck keys without dashes: 'nx'"));
+  }
+  {
+    const auto [msg, path] = deck_error("-- = 4\n");
+    EXPECT_THAT(msg, HasSubstr(":1: unknown key '--'"));
+  }
+}
+
+TEST_F(DeckTest, MissingOrUnreadableDeck) {
+  const std::string missing = (dir_ / "nope.txt").string();
+  EXPECT_THAT(error_of({missing}), HasSubstr("cannot read deck file '" + missing + "'"));
+  EXPECT_THAT(error_of({dir_.string()}), HasSubstr("is a directory"));
+}
+
+TEST_F(DeckTest, DeckPathOnlyFirst) {
+  const std::string path = write("nx = 4\n");
+  EXPECT_THAT(error_of({"--ny", "4", path}), HasSubstr("unexpected argument '" + path + "'"));
+}
+
+TEST(Deck, ParseDeckKeepsLineNumbersAndWords) {
+  const Deck deck = parse_deck("# x\n a = 1  2 \n\nb=3#c\n", "d.txt");
+  EXPECT_EQ(deck.name, "d.txt");
+  ASSERT_EQ(deck.entries.size(), 2u);
+  EXPECT_EQ(deck.entries[0].key, "a");
+  EXPECT_EQ(deck.entries[0].values, (std::vector<std::string>{"1", "2"}));
+  EXPECT_EQ(deck.entries[0].line, 2);
+  EXPECT_EQ(deck.entries[1].key, "b");
+  EXPECT_EQ(deck.entries[1].values, (std::vector<std::string>{"3"}));
+  EXPECT_EQ(deck.entries[1].line, 4);
+  EXPECT_THROW(parse_deck("a b = 1\n", "d.txt"), UsageError);
+}
+
+// ---- Help --------------------------------------------------------------------------------------
+
+TEST(Options, HelpMentionsEveryOption) {
+  const std::string help = help_text();
+  constexpr std::array<std::string_view, 47> kNames{
+      "nx",
+      "ny",
+      "nz",
+      "init_x",
+      "init_y",
+      "init_z",
+      "npx",
+      "npy",
+      "npz",
+      "max_blocks",
+      "num_refine",
+      "block_change",
+      "uniform_refine",
+      "refine_freq",
+      "inbalance",
+      "lb_opt",
+      "num_vars",
+      "comm_vars",
+      "num_tsteps",
+      "time",
+      "stages_per_ts",
+      "checksum_freq",
+      "stencil",
+      "error_tol",
+      "report_diffusion",
+      "report_perf",
+      "plot_freq",
+      "code",
+      "permute",
+      "blocking_send",
+      "refine_ghost",
+      "refine_ghosts",
+      "change_dir",
+      "group_blocks",
+      "break_ties",
+      "limit_move",
+      "send_faces",
+      "rcb",
+      "morton",
+      "hilbert",
+      "trunc_hilbert",
+      "reorder",
+      "num_objects",
+      "object",
+      "--help",
+      "-h",
+      "type bounce cx cy cz mx my mz sx sy sz ix iy iz"};
+  for (const std::string_view name : kNames) {
+    const std::string needle = name.starts_with('-') || name.find(' ') != std::string_view::npos
+                                   ? std::string(name)
+                                   : "--" + std::string(name) + " ";
+    EXPECT_THAT(help, HasSubstr(needle)) << name;
+  }
+  EXPECT_THAT(help, HasSubstr("--report_perf M"));
+  EXPECT_THAT(help, HasSubstr("[default: 12]"));
+}
+
+}  // namespace
+}  // namespace miniamr::app
