@@ -1,0 +1,207 @@
+// The driver on small meshes whose block counts are worked out by hand in the comments.
+#include <cmath>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include "app/config.hpp"
+#include "app/errors.hpp"
+#include "app/simulation.hpp"
+#include "runtime/static_runtime.hpp"
+
+using namespace miniamr;
+using app::Config;
+using app::Object;
+
+namespace {
+
+class MpiEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override { MPI_Init(nullptr, nullptr); }
+  void TearDown() override { MPI_Finalize(); }
+};
+const auto* const kMpi = ::testing::AddGlobalTestEnvironment(new MpiEnvironment);
+
+Config small(int refine) {
+  Config c;
+  c.nx = c.ny = c.nz = 4;
+  c.num_vars = 2;
+  c.num_refine = refine;
+  c.num_tsteps = 1;
+  c.num_tsteps_given = true;
+  c.stages_per_ts = 2;
+  c.checksum_freq = 1;
+  c.report_perf = 0;
+  return c;
+}
+
+Object solid_box(std::array<double, 3> centre, std::array<double, 3> size) {
+  Object o;
+  o.type = 1;
+  o.center = centre;
+  o.size = size;
+  return o;
+}
+
+app::RunStats run(const Config& c) {
+  runtime::StaticRuntime rt;
+  app::Simulation sim(c, rt, nullptr);
+  sim.run();
+  return sim.stats();
+}
+
+using Levels = std::vector<std::int64_t>;
+
+}  // namespace
+
+TEST(Simulation, UniformRefinementOfTwoRoots) {
+  Config c = small(2);
+  c.init_x = 2;
+  c.uniform_refine = 1;
+  EXPECT_EQ(run(c).final_level_counts, (Levels{0, 0, 128}));  // 2 * 8^2
+}
+
+TEST(Simulation, UniformRefinementOfAnOddRootGrid) {
+  Config c = small(1);
+  c.init_x = 3;
+  c.npz = 5;  // 3 x 1 x 5 roots
+  c.uniform_refine = 1;
+  EXPECT_EQ(run(c).final_level_counts, (Levels{0, 15 * 8}));
+}
+
+TEST(Simulation, SolidBoxRefinesOnlyTheOctantsItOverlaps) {
+  // Box (0,0.5)^3: the root overlaps it -> 8 children; only child 0 ([0,.5]^3) overlaps it
+  // strictly -> 8 grandchildren; its 7 siblings stay (family rule): 7 + 8 blocks.
+  Config c = small(2);
+  c.objects = {solid_box({0.25, 0.25, 0.25}, {0.25, 0.25, 0.25})};
+  EXPECT_EQ(run(c).final_level_counts, (Levels{0, 7, 8}));
+}
+
+TEST(Simulation, SolidBoxOnTheFirstRootOfAnOddGrid) {
+  // Roots are 1/3 wide in x; the box (0,1/3) x (0,1)^2 overlaps root 0 only (root 1 starts at
+  // x = 1/3, and the test is strict).
+  Config c = small(1);
+  c.init_x = 3;
+  c.objects = {solid_box({1.0 / 6, 0.5, 0.5}, {1.0 / 6, 0.5, 0.5})};
+  EXPECT_EQ(run(c).final_level_counts, (Levels{2, 8}));
+}
+
+TEST(Simulation, RefineGhostSeesAnObjectOneCellOutside) {
+  // Box x in (1.1, 2): outside the cube. Grown by one level-0 cell (1/4 with nx = 4) the root
+  // reaches x = 1.25 > 1.1, so with --refine_ghost it refines.
+  Config c = small(1);
+  c.objects = {solid_box({1.55, 0.5, 0.5}, {0.45, 0.6, 0.6})};
+  EXPECT_EQ(run(c).final_level_counts, (Levels{1, 0}));
+  c.refine_ghost = true;
+  EXPECT_EQ(run(c).final_level_counts, (Levels{0, 8}));
+}
+
+TEST(Simulation, BlockChangeLimitsCoarseningPerStep) {
+  // A solid box covering the cube refines it uniformly to level 3 at ts 0 (512 blocks); its
+  // size then goes negative at the first move, so every family may coarsen: one level per
+  // refinement step with --block_change 1, all the way down with the default (= num_refine).
+  Config c = small(3);
+  c.num_vars = 1;
+  c.refine_freq = 1;
+  c.num_tsteps = 2;
+  Object o = solid_box({0.5, 0.5, 0.5}, {0.6, 0.6, 0.6});
+  o.inc = {-1.0, -1.0, -1.0};
+  c.objects = {o};
+  EXPECT_EQ(run(c).final_level_counts, (Levels{1, 0, 0, 0}));
+  c.block_change = 1;
+  EXPECT_EQ(run(c).final_level_counts, (Levels{0, 8, 0, 0}));  // 512 -> 64 -> 8
+  c.num_tsteps = 1;
+  EXPECT_EQ(run(c).final_level_counts, (Levels{0, 0, 64, 0}));
+}
+
+TEST(Simulation, RefineFreqZeroRefinesOnlyAtTimestepZero) {
+  Config c = small(2);
+  c.refine_freq = 0;
+  c.num_tsteps = 10;
+  Object o = solid_box({0.25, 0.25, 0.25}, {0.25, 0.25, 0.25});
+  o.move = {0.05, 0.05, 0.05};  // would be at (0.75, 0.75, 0.75) by the end
+  c.objects = {o};
+  EXPECT_EQ(run(c).final_level_counts, (Levels{0, 7, 8}));
+}
+
+TEST(Simulation, TimeModeAdaptsTheStepToTheFastestObject) {
+  // delta = 1 / (|m| * M * n) with M = 1 * 2^(R+1) = 8 and n = 4: 1 / (0.01 * 32) = 3.125,
+  // so --time 10 takes 4 steps and ends at t = 12.5.
+  Config c = small(2);
+  c.num_tsteps_given = false;
+  c.time_given = true;
+  c.time = 10.0;
+  Object o = solid_box({0.25, 0.25, 0.25}, {0.1, 0.1, 0.1});
+  o.move = {0.01, 0.0, 0.0};
+  c.objects = {o};
+  auto s = run(c);
+  EXPECT_EQ(s.timesteps_done, 4);
+  EXPECT_DOUBLE_EQ(s.sim_time, 12.5);
+  // With --num_tsteps too, delta = T / n and the run ends at n steps.
+  c.num_tsteps_given = true;
+  c.num_tsteps = 5;
+  s = run(c);
+  EXPECT_EQ(s.timesteps_done, 5);
+  EXPECT_DOUBLE_EQ(s.sim_time, 10.0);
+}
+
+TEST(Simulation, BounceReflectsTheCentre) {
+  Config c = small(1);
+  c.num_tsteps = 1;
+  Object o = solid_box({0.95, 0.5, 0.5}, {0.1, 0.1, 0.1});
+  o.move = {0.1, 0.0, 0.0};
+  o.bounce = 1;
+  c.objects = {o};
+  runtime::StaticRuntime rt;
+  app::Simulation sim(c, rt, nullptr);
+  sim.run();
+  EXPECT_NEAR(sim.objects()[0].center[0], 0.95, 1e-15);  // 1.05 reflected to 2 - 1.05
+  EXPECT_EQ(sim.objects()[0].move[0], -0.1);
+}
+
+TEST(Simulation, ChecksumsAreConservedThroughRefinementAndCoarsening) {
+  Config c = small(3);
+  c.num_vars = 3;
+  c.num_tsteps = 12;
+  c.refine_freq = 2;
+  Object o;
+  o.type = 2;
+  o.center = {0.1, 0.2, 0.3};
+  o.move = {0.05, 0.04, 0.03};
+  o.size = {0.3, 0.3, 0.3};
+  c.objects = {o};
+  const auto s = run(c);
+  EXPECT_GT(s.blocks_split, 0);
+  EXPECT_GT(s.blocks_reformed, 0);
+  ASSERT_EQ(s.final_checksums.size(), 3u);
+  for (std::size_t v = 0; v < 3; ++v)
+    EXPECT_NEAR(s.final_checksums[v] / s.initial_checksums[v], 1.0, 1e-12);
+}
+
+TEST(Simulation, TwentySevenPointConservesOnAUniformMesh) {
+  // Level changes fill no edge or corner ghosts, so like the reference the 27-point stencil
+  // conserves only without them.
+  Config c = small(2);
+  c.init_x = 2;
+  c.uniform_refine = 1;
+  c.stencil = 27;
+  c.num_tsteps = 3;
+  const auto s = run(c);
+  for (std::size_t v = 0; v < s.final_checksums.size(); ++v)
+    EXPECT_NEAR(s.final_checksums[v] / s.initial_checksums[v], 1.0, 1e-12);
+}
+
+TEST(Simulation, ChecksumOutsideToleranceIsARunError) {
+  Config c = small(2);
+  c.objects = {solid_box({0.25, 0.25, 0.25}, {0.25, 0.25, 0.25})};
+  c.error_tol = 40;  // rounding alone exceeds 1e-40
+  EXPECT_THROW(run(c), app::RunError);
+}
+
+TEST(Simulation, MaxBlocksCapIsARunError) {
+  Config c = small(2);
+  c.uniform_refine = 1;
+  c.max_blocks = 20;
+  c.max_blocks_given = true;
+  EXPECT_THROW(run(c), app::RunError);  // level 2 needs 64 blocks plus the splits in flight
+}
