@@ -21,6 +21,9 @@ struct Object {
 
 enum class LbMethod { kRcb = 0, kMorton = 1, kHilbert = 2, kTruncHilbert = 3 };
 
+// What a block weighs when the curve is cut into equal shares.
+enum class LbWeight { kBlocks = 0, kModel = 1, kMeasured = 2 };
+
 struct Config {
   // Block and root grid.
   int nx = 10, ny = 10, nz = 10;
@@ -44,6 +47,7 @@ struct Config {
   bool change_dir = false;
   int group_blocks = 0;  // 1 = --group_blocks, 2 = --break_ties
   int limit_move = 0;
+  LbWeight lb_weight = LbWeight::kBlocks;
 
   // Data and stencil.
   int num_vars = 40;

@@ -106,6 +106,7 @@ constexpr std::array kOptions{
   OptionSpec{"refine_freq", IntSetter{[](State& s, int v) { s.config.refine_freq = v; }}, "N", "5", "refine every N timesteps (0 = only at timestep 0)"},
   OptionSpec{"inbalance", IntSetter{[](State& s, int v) { s.config.inbalance = v; }}, "P", "0", "rebalance when ranks differ by more than P%"},
   OptionSpec{"lb_opt", IntSetter{[](State& s, int v) { s.config.lb_opt = v; }}, "N", "1", "balance 0 never, 1 after refinement, 2 every iteration"},
+  OptionSpec{"lb_weight", IntSetter{[](State& s, int v) { s.config.lb_weight = static_cast<LbWeight>(v); }}, "W", "0", "block weight for balancing: 0 one per block, 1 cost model, 2 measured time"},
   OptionSpec{"num_vars", IntSetter{[](State& s, int v) { s.config.num_vars = v; }}, "N", "40", "variables per cell"},
   OptionSpec{"comm_vars", IntSetter{[](State& s, int v) { s.config.comm_vars = v; }}, "N", "num_vars", "variables per ghost-exchange group (0 = all)"},
   OptionSpec{"num_tsteps", IntSetter{[](State& s, int v) { s.config.num_tsteps = v; s.config.num_tsteps_given = true; }}, "N", "20", "number of timesteps"},
@@ -454,6 +455,7 @@ void check_work(const Config& c) {
   }
   check_range("code", c.code, 0, 2);
   check_range("lb_opt", c.lb_opt, 0, 2);
+  check_range("lb_weight", static_cast<int>(c.lb_weight), 0, 2);
   check_at_least("inbalance", c.inbalance, 0);
   check_range("limit_move", c.limit_move, 0, 100);
   if (c.reorder < -1 || c.reorder > 1) {

@@ -17,28 +17,51 @@ namespace miniamr::app {
 
 namespace {
 
+// What miniamr does instead of the reference options that select RCB or message details.
+std::vector<std::string> substitution_notes(const Config& c, int ranks) {
+  std::vector<std::string> notes;
+  if (c.npx * c.npy * c.npz != ranks)
+    notes.push_back(fmt::format(
+        "Note: {} ranks run the {}x{}x{} root grid of --npx {} --npy {} --npz {} (ownership "
+        "follows "
+        "the Morton curve, not the rank grid)",
+        ranks, c.npx * c.init_x, c.npy * c.init_y, c.npz * c.init_z, c.npx, c.npy, c.npz));
+  if (c.lb_method == LbMethod::kRcb && ranks > 1 &&
+      (c.change_dir || c.group_blocks != 0 || c.reorder != -1))
+    notes.push_back(
+        "Note: ownership is a weighted cut of the Morton curve; --change_dir, --group_blocks, "
+        "--break_ties and --reorder (RCB details) change nothing");
+  if (c.lb_method == LbMethod::kHilbert || c.lb_method == LbMethod::kTruncHilbert)
+    notes.push_back("Note: --hilbert/--trunc_hilbert: ownership follows the Morton curve");
+  if (c.limit_move != 0)
+    notes.push_back("Note: --limit_move is not applied: a rebalance always reaches the even cut");
+  if (c.send_faces)
+    notes.push_back(
+        "Note: --send_faces: faces are still aggregated into one message per neighbour rank");
+  if (c.code != 0)
+    notes.push_back(
+        "Note: --code: ghost messages always carry exactly the faces the stencil reads");
+  if (c.permute)
+    notes.push_back(
+        "Note: --permute: the 7-point exchange does all axes at once; 27-point keeps x, y, z");
+  return notes;
+}
+
 // Every rank parses the same arguments (the deck is read on every rank), so all ranks agree on
 // the outcome without a broadcast; only rank 0 speaks.
-int run_checked(const std::vector<std::string>& args, runtime::StaticRuntime& rt) {
-  const bool root = rt.comm().is_root();
-  std::FILE* out = root ? stdout : nullptr;
+int run_checked(const std::vector<std::string>& args, bool root) {
   const ParsedOptions parsed = parse_options(args);
   if (parsed.help) {
     if (root) fmt::print("{}", help_text());
     return 0;
   }
   const Config& config = parsed.config;
+  runtime::StaticRuntime rt(MPI_COMM_WORLD, {config.blocking_send});
   if (root) {
     for (const auto& w : parsed.warnings) fmt::print("{}\n", w);
-    const int grid_ranks = config.npx * config.npy * config.npz;
-    if (grid_ranks != rt.comm().size())
-      fmt::print(
-          "Note: {} ranks run the {}x{}x{} root grid of --npx {} --npy {} --npz {} "
-          "(blocks follow the Morton curve, not the rank grid)\n",
-          rt.comm().size(), config.npx * config.init_x, config.npy * config.init_y,
-          config.npz * config.init_z, config.npx, config.npy, config.npz);
+    for (const auto& n : substitution_notes(config, rt.comm().size())) fmt::print("{}\n", n);
   }
-  Simulation sim(config, rt, out);
+  Simulation sim(config, rt, root ? stdout : nullptr);
   sim.run();
   const Report report = gather_report(config, sim, rt);
   if (root) {
@@ -52,24 +75,22 @@ int run_checked(const std::vector<std::string>& args, runtime::StaticRuntime& rt
 
 int run(int argc, char** argv) {
   runtime::MpiEnvironment mpi(argc, argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const bool root = rank == 0;
+  const std::vector<std::string> args(argv + 1, argv + argc);
   int status = 0;
-  {
-    runtime::StaticRuntime rt;
-    const bool root = rt.comm().is_root();
-    const std::vector<std::string> args(argv + 1, argv + argc);
-    try {
-      status = run_checked(args, rt);
-    } catch (const UsageError& e) {
-      if (root)
-        fmt::print(stderr, "miniamr: error: {}\n(run 'miniamr --help' for the options)\n",
-                   e.what());
-      status = UsageError::kExitStatus;
-    } catch (const RunError& e) {
-      if (root) fmt::print(stderr, "miniamr: {}\n", e.what());
-      status = RunError::kExitStatus;
-    }
-    std::fflush(stdout);
+  try {
+    status = run_checked(args, root);
+  } catch (const UsageError& e) {
+    if (root)
+      fmt::print(stderr, "miniamr: error: {}\n(run 'miniamr --help' for the options)\n", e.what());
+    status = UsageError::kExitStatus;
+  } catch (const RunError& e) {
+    if (root) fmt::print(stderr, "miniamr: {}\n", e.what());
+    status = RunError::kExitStatus;
   }
+  std::fflush(stdout);
   return status;
 }
 

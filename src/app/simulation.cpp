@@ -10,6 +10,7 @@
 #include "app/errors.hpp"
 #include "app/objects.hpp"
 #include "octree/refine.hpp"
+#include "sfc/partition.hpp"
 #include "stencil/init_values.hpp"
 #include "stencil/split_coarsen.hpp"
 #include "stencil/stencil_kernels.hpp"
@@ -35,10 +36,7 @@ void Simulation::init_mesh() {
   const auto roots = config_.root_blocks();
   domain_.grid = octree::RootGrid{roots};
   domain_.shape = stencil::BlockShape{config_.nx, config_.ny, config_.nz, config_.num_vars};
-  // Root blocks start on rank 0; the first rebalance spreads them.
-  std::vector<octree::Key> keys;
-  if (runtime_.comm().is_root()) keys = octree::root_leaves(domain_.grid);
-  domain_.leaves = octree::LeafSet(std::move(keys));
+  domain_.leaves = octree::LeafSet(runtime_.initial_roots(domain_.grid));
   domain_.blocks.clear();
   domain_.blocks.reserve(domain_.leaves.size());
   for (const octree::Key& k : domain_.leaves.keys()) {
@@ -50,6 +48,7 @@ void Simulation::init_mesh() {
         k.level, kDataSeed);
     domain_.blocks.push_back(std::move(b));
   }
+  domain_.cost.assign(domain_.blocks.size(), 0.0);
   stats_.max_blocks_rank = std::int64_t(domain_.blocks.size());
   runtime_.mesh_changed(domain_);
 
@@ -105,22 +104,31 @@ void Simulation::print_level_table(int ts, const std::vector<std::int64_t>& coun
 
 void Simulation::apply_plan(const octree::AdaptPlan& plan) {
   std::vector<stencil::Block> old = std::move(domain_.blocks);
+  std::vector<double> old_cost = std::move(domain_.cost);
   std::vector<stencil::Block> fresh;
   fresh.reserve(plan.keys.size());
+  domain_.cost.clear();
   for (std::size_t i = 0; i < plan.keys.size(); ++i) {
     const octree::Origin& o = plan.origin[i];
     switch (o.kind) {
       case octree::Origin::kKept:
         fresh.push_back(std::move(old[o.old_index]));
+        domain_.cost.push_back(old_cost[o.old_index]);
         break;
       case octree::Origin::kSplit:
         fresh.push_back(stencil::split_child(old[o.old_index], o.octant));
+        domain_.cost.push_back(old_cost[o.old_index]);           // same cells, same work
         if (o.octant == 7) old[o.old_index] = stencil::Block();  // release the parent's storage
         break;
       case octree::Origin::kMerged: {
         std::array<const stencil::Block*, 8> children{};
-        for (std::size_t c = 0; c < 8; ++c) children[c] = &old[o.old_index + c];
+        double cost = 0;
+        for (std::size_t c = 0; c < 8; ++c) {
+          children[c] = &old[o.old_index + c];
+          cost += old_cost[o.old_index + c] / 8;
+        }
         fresh.push_back(stencil::coarsen(children));
+        domain_.cost.push_back(cost);
         for (std::size_t c = 0; c < 8; ++c) old[o.old_index + c] = stencil::Block();
         break;
       }
@@ -142,6 +150,7 @@ bool Simulation::refine_iteration(int ts) {
       return object_mark(objects_, k, domain_.grid, R, cells, config_.refine_ghost);
     };
   }
+  stats_.blocks_moved_coarsen += runtime_.comm().sum(runtime_.gather_families(domain_));
   auto marks = octree::initial_marks(domain_.leaves, R, wanted);
   const auto closure = octree::close_marks(domain_.leaves, marks, domain_.grid, runtime_.mailbox());
   stats_.closure_rounds += closure.rounds;
@@ -161,7 +170,7 @@ bool Simulation::refine_iteration(int ts) {
   const std::int64_t changes = runtime_.comm().sum(plan.splits + plan.merges);
   stats_.blocks_split += runtime_.comm().sum(plan.splits);
   stats_.blocks_reformed += runtime_.comm().sum(plan.merges);
-  if (plan.splits + plan.merges > 0) apply_plan(plan);
+  if (changes > 0) apply_plan(plan);  // collective: every rank rebuilds its neighbourhood
   return changes > 0;
 }
 
@@ -171,10 +180,86 @@ void Simulation::refine_step(int ts, int iterations) {
     ++stats_.refine_steps;
     // Marks are recomputed from scratch each iteration with the same objects, so once an
     // iteration changes nothing, the remaining ones cannot either.
-    for (int it = 0; it < iterations; ++it)
+    for (int it = 0; it < iterations; ++it) {
       if (!refine_iteration(ts)) break;
+      if (config_.lb_opt == 2) maybe_rebalance(/*report=*/false);
+    }
   }
   print_level_table(ts, level_counts());
+  if (config_.lb_opt >= 1 && config_.uniform_refine == 0) maybe_rebalance(/*report=*/true);
+  print_comm_partners();
+}
+
+std::vector<std::int64_t> Simulation::block_weights() const {
+  const std::size_t n = domain_.leaves.size();
+  switch (config_.lb_weight) {
+    case LbWeight::kBlocks:
+      return std::vector<std::int64_t>(n, 1);
+    case LbWeight::kModel: {
+      // Stencil work on the interior plus ghost work per face: a level change costs about
+      // twice a same-level copy (it averages or sums), a domain face half of one.
+      const auto& s = domain_.shape;
+      const std::int64_t points = config_.stencil == 27 ? 27 : 7;
+      std::vector<std::int64_t> w(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        std::int64_t faces = 0;
+        for (const octree::Face f : octree::kFaces) {
+          const int a = octree::axis(f);
+          const std::int64_t area = std::int64_t(a == 0   ? s.ny * s.nz
+                                                 : a == 1 ? s.nx * s.nz
+                                                          : s.nx * s.ny);
+          const auto n_key = octree::face_neighbour(domain_.leaves[i], f, domain_.grid);
+          if (!n_key) {
+            faces += area / 2;
+          } else {
+            const auto across = domain_.leaves.across(domain_.leaves[i], f, domain_.grid);
+            faces += across.relation == octree::Relation::kSame ? area : 2 * area;
+          }
+        }
+        w[i] = (std::int64_t(s.interior_cells()) * points + faces) * s.num_vars;
+      }
+      return w;
+    }
+    case LbWeight::kMeasured: {
+      std::vector<std::int64_t> w(n);
+      for (std::size_t i = 0; i < n; ++i) w[i] = 1 + std::int64_t(domain_.cost[i] * 1e9);  // ns
+      return w;
+    }
+  }
+  return {};
+}
+
+void Simulation::maybe_rebalance(bool report) {
+  if (runtime_.comm().size() == 1) return;
+  const auto loads = runtime_.comm().allgather(std::int64_t(domain_.leaves.size()));
+  if (!sfc::needs_balance(loads, config_.inbalance)) return;
+  auto line = [&](const char* when, std::span<const std::int64_t> l) {
+    if (!report || !out_ || !(config_.report_perf & 8)) return;
+    const auto [lo, hi] = std::minmax_element(l.begin(), l.end());
+    std::int64_t sum = 0;
+    for (auto x : l) sum += x;
+    fmt::print(out_, "{} ave {} min {} max {}\n", when, sum / std::int64_t(l.size()), *lo, *hi);
+  };
+  line("before", loads);
+  const std::int64_t sent = runtime_.rebalance(domain_, block_weights());
+  stats_.blocks_moved_lb += runtime_.comm().sum(sent);
+  ++stats_.load_balances;
+  stats_.max_blocks_rank = std::max(stats_.max_blocks_rank, std::int64_t(domain_.leaves.size()));
+  line("after", runtime_.comm().allgather(std::int64_t(domain_.leaves.size())));
+}
+
+void Simulation::print_comm_partners() const {
+  const runtime::CommPartners mine = runtime_.comm_partners();
+  const std::array<double, 5> values{double(mine.axis[0]), double(mine.axis[1]),
+                                     double(mine.axis[2]), double(mine.total), double(mine.unique)};
+  std::array<runtime::Spread, 5> spreads;
+  for (std::size_t i = 0; i < 5; ++i) spreads[i] = runtime::spread(runtime_.comm(), values[i]);
+  if (!out_ || !(config_.report_perf & 8)) return;
+  const char* names[5] = {"x", "y", "z", "total", "unique"};
+  for (std::size_t i = 0; i < 5; ++i)
+    fmt::print(out_, "comm partners {} ave {:6.2f} min {} max {}\n", names[i], spreads[i].avg,
+               int(spreads[i].min), int(spreads[i].max));
+  fmt::print(out_, "\n");
 }
 
 void Simulation::stage() {
@@ -191,6 +276,7 @@ void Simulation::stage() {
     work.calc_stage = calc_stage_;
     work.checksum = check;
     work.coeffs = &coeffs_;
+    work.measure_cost = config_.lb_weight == LbWeight::kMeasured;
     runtime_.advance(domain_, work,
                      check
                          ? std::span(sums).subspan(std::size_t(v0), std::size_t(work.vars.count()))

@@ -24,6 +24,9 @@ struct RunStats {
   std::int64_t blocks_split = 0;
   std::int64_t blocks_reformed = 0;  // families merged into their parent
   std::int64_t closure_rounds = 0;
+  std::int64_t load_balances = 0;
+  std::int64_t blocks_moved_lb = 0;
+  std::int64_t blocks_moved_coarsen = 0;  // siblings gathered onto one rank so they may merge
   std::int64_t final_blocks = 0;
   std::vector<std::int64_t> final_level_counts;
   std::int64_t cell_var_updates_rank = 0;  // interior cell-variable stencil updates on this rank
@@ -48,6 +51,9 @@ class Simulation {
   void refine_step(int ts, int iterations);
   bool refine_iteration(int ts);
   void apply_plan(const octree::AdaptPlan& plan);
+  void maybe_rebalance(bool report);
+  std::vector<std::int64_t> block_weights() const;
+  void print_comm_partners() const;
   void stage();
   std::vector<double> global_checksums(std::span<stencil::ExactSum> sums) const;
   std::vector<double> current_checksums() const;

@@ -14,6 +14,7 @@ struct Domain {
   stencil::BlockShape shape;
   octree::LeafSet leaves;              // this rank's leaves, sorted along the Morton curve
   std::vector<stencil::Block> blocks;  // blocks[i] holds the data of leaves[i]
+  std::vector<double> cost;            // measured seconds per stage of each block (moving average)
 };
 
 }  // namespace miniamr::runtime

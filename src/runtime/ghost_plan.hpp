@@ -1,6 +1,7 @@
 // Which ghost faces are filled from where, derived from the leaf keys after each mesh change.
-// The plan is a cache of neighbour lookups for the stages between two mesh changes; the keys
-// stay the only identity of a block.
+// The plan is a cache of neighbour lookups for the stages between two mesh changes; keys stay
+// the only identity of a block, and messages are laid out in an order both sides derive from
+// keys alone.
 #pragma once
 
 #include <array>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "runtime/domain.hpp"
+#include "runtime/neighbourhood.hpp"
 #include "stencil/ghost_fill.hpp"
 
 namespace miniamr::runtime {
@@ -24,23 +26,31 @@ struct BoundaryFace {
   int face = 0;
 };
 
-// A face whose sender lives on another rank (or whose receiver does, seen from the sender).
-struct RemoteFace {
-  octree::Key local;   // the block on this rank
-  octree::Key remote;  // the same-level region across the face (the other rank finds its leaves)
+// One face crossing to another rank. `block` is the local end: the sender in a send list, the
+// receiver in a receive list; `link` is always as the receiver sees it.
+struct RemoteLink {
+  octree::Key receiver;
+  octree::Key sender;
   std::size_t block = 0;
-  int face = 0;  // face of `local`
+  stencil::FaceLink link;
+};
+
+struct PeerLinks {
+  int rank = 0;
+  std::array<std::vector<RemoteLink>, 3> send;  // per axis of the receiver's face
+  std::array<std::vector<RemoteLink>, 3> recv;
 };
 
 struct GhostPlan {
   std::array<std::vector<LocalLink>, 3> local;        // per axis, x then y then z
   std::array<std::vector<BoundaryFace>, 3> boundary;  // per axis
-  std::array<std::vector<RemoteFace>, 3> remote;      // faces not fully served on this rank
+  std::vector<PeerLinks> peers;                       // by rank
+  std::vector<char> needs_remote;  // per local block: some ghost comes from another rank
 };
 
 // In-plane octant bits of a fine block on the face of `axis` (the quarter of the coarse face).
 stencil::Quadrant quadrant_of(const octree::Key& fine, int axis);
 
-GhostPlan build_ghost_plan(const Domain& domain);
+GhostPlan build_ghost_plan(const Domain& domain, const Neighbourhood& nb);
 
 }  // namespace miniamr::runtime

@@ -63,6 +63,12 @@ bool Communicator::any(bool v) const {
   MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_LOR, comm_);
   return x != 0;
 }
+std::vector<std::int64_t> Communicator::allgather(std::int64_t mine) const {
+  std::vector<std::int64_t> all(static_cast<std::size_t>(size_));
+  MPI_Allgather(&mine, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, comm_);
+  return all;
+}
+
 std::vector<std::vector<std::int64_t>> Communicator::gather(
     std::span<const std::int64_t> mine) const {
   int n = int(mine.size());

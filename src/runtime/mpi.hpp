@@ -45,6 +45,8 @@ class Communicator {
   std::int64_t max(std::int64_t v) const;
   double max(double v) const;
   bool any(bool v) const;
+  // Every rank's value, in rank order, on every rank.
+  std::vector<std::int64_t> allgather(std::int64_t mine) const;
   // Every rank's `mine`, in rank order, on rank 0 (empty elsewhere).
   std::vector<std::vector<std::int64_t>> gather(std::span<const std::int64_t> mine) const;
   void barrier() const;

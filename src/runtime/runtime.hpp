@@ -1,10 +1,12 @@
 // The seam between the driver and the back ends: what to run, not how.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "octree/refine.hpp"
 #include "runtime/domain.hpp"
@@ -24,6 +26,13 @@ struct StageWork {
   std::int64_t calc_stage = 0;  // running stage counter (selects the variable kernel)
   bool checksum = false;        // also add each variable's new block sums to `sums`
   const stencil::VariableCoeffs* coeffs = nullptr;  // stencil 0 only
+  bool measure_cost = false;  // keep Domain::cost up to date (measured load-balance weights)
+};
+
+struct CommPartners {
+  std::array<int, 3> axis{0, 0, 0};
+  int total = 0;   // sum over axes (the reference's "total")
+  int unique = 0;  // distinct ranks
 };
 
 class Runtime {
@@ -43,6 +52,21 @@ class Runtime {
 
   // The mailbox the refinement consensus talks through.
   virtual octree::MarkMailbox& mailbox() = 0;
+
+  // Collective. Redistributes the blocks so each rank holds an equal share of the total weight
+  // along the curve (families that may coarsen stay together); returns blocks sent from here.
+  virtual std::int64_t rebalance(Domain& domain, std::span<const std::int64_t> weights) = 0;
+
+  // Collective. Moves the leading leaves of a family that starts on an earlier rank to that
+  // rank, so every family that may coarsen is whole on one rank before marks are computed.
+  // Returns the blocks sent from here.
+  virtual std::int64_t gather_families(Domain& domain) = 0;
+
+  // This rank's share of the root blocks, in curve order.
+  virtual std::vector<octree::Key> initial_roots(const octree::RootGrid& grid) const = 0;
+
+  // Number of ranks this one exchanges ghosts with, per axis and in all.
+  virtual CommPartners comm_partners() const = 0;
 
   virtual std::string name() const = 0;
 };

@@ -1,34 +1,69 @@
 #include "runtime/static_runtime.hpp"
 
+#include <algorithm>
+#include <chrono>
+
+#include "runtime/migrate.hpp"
+#include "sfc/partition.hpp"
 #include "stencil/plane_sweep.hpp"
 #include "stencil/stencil_kernels.hpp"
 
 namespace miniamr::runtime {
 
-StaticRuntime::StaticRuntime(MPI_Comm parent) : comm_(parent) {}
+namespace {
+
+constexpr int kHaloTag = 201;
+constexpr int kAllAxes[] = {0, 1, 2};
+
+// Which blocks a sweep covers.
+constexpr int kAll = 0, kSelfContained = 1, kNeedsRemote = 2;
+
+}  // namespace
+
+StaticRuntime::StaticRuntime(MPI_Comm parent, HaloOptions options)
+    : comm_(parent), options_(options), mailbox_(comm_) {}
 
 void StaticRuntime::mesh_changed(const Domain& domain) {
-  plan_ = build_ghost_plan(domain);
+  const Neighbourhood nb = build_neighbourhood(domain, comm_);
+  mailbox_.set_partition(nb.partition);
+  partition_ = nb.partition;
+  plan_ = build_ghost_plan(domain, nb);
   scratch_.resize(stencil::stencil_scratch_size(domain.shape));
+  send_buf_.resize(plan_.peers.size());
+  recv_buf_.resize(plan_.peers.size());
 }
 
-void StaticRuntime::fill_ghosts(Domain& domain, const StageWork& work) {
-  MINIAMR_TIMED(timers_, kCommunicate);
-  // Edges and corners are needed by the 27-point kernels (also inside the variable work);
-  // they fill in sequence when the axes go x, y, z.
-  const bool edges = work.stencil != 7;
-  for (int axis = 0; axis < 3; ++axis) {
-    for (const LocalLink& l : plan_.local[std::size_t(axis)])
-      stencil::fill_direct(domain.blocks[l.dst], domain.blocks[l.src], l.link, work.vars, edges);
-    for (const BoundaryFace& b : plan_.boundary[std::size_t(axis)])
-      stencil::fill_boundary(domain.blocks[b.block], b.face, work.vars, edges);
+std::vector<octree::Key> StaticRuntime::initial_roots(const octree::RootGrid& grid) const {
+  const auto all = octree::root_leaves(grid);
+  const std::vector<std::int64_t> ones(all.size(), 1);
+  const auto target = sfc::cut(ones, 0, std::int64_t(all.size()), comm_.size());
+  std::vector<octree::Key> mine;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (target[i] == comm_.rank()) mine.push_back(all[i]);
+  return mine;
+}
+
+CommPartners StaticRuntime::comm_partners() const {
+  CommPartners c;
+  for (const PeerLinks& p : plan_.peers) {
+    for (int a = 0; a < 3; ++a)
+      if (!p.recv[std::size_t(a)].empty() || !p.send[std::size_t(a)].empty())
+        ++c.axis[std::size_t(a)];
   }
+  c.total = c.axis[0] + c.axis[1] + c.axis[2];
+  c.unique = int(plan_.peers.size());
+  return c;
 }
 
-void StaticRuntime::sweep(Domain& domain, const StageWork& work,
-                          std::span<stencil::ExactSum> sums) {
+void StaticRuntime::sweep(Domain& domain, const StageWork& work, std::span<stencil::ExactSum> sums,
+                          int which) {
   MINIAMR_TIMED(timers_, kCompute);
-  for (stencil::Block& b : domain.blocks) {
+  using Clock = std::chrono::steady_clock;
+  for (std::size_t i = 0; i < domain.blocks.size(); ++i) {
+    if (which == kSelfContained && plan_.needs_remote[i]) continue;
+    if (which == kNeedsRemote && !plan_.needs_remote[i]) continue;
+    stencil::Block& b = domain.blocks[i];
+    const auto t0 = work.measure_cost ? Clock::now() : Clock::time_point{};
     for (int v = work.vars.v0; v < work.vars.v1; ++v) {
       double s = 0;
       switch (work.stencil) {
@@ -44,13 +79,162 @@ void StaticRuntime::sweep(Domain& domain, const StageWork& work,
       }
       if (work.checksum) sums[std::size_t(v - work.vars.v0)].add(s);
     }
+    if (work.measure_cost) {
+      const double t = std::chrono::duration<double>(Clock::now() - t0).count();
+      domain.cost[i] = 0.75 * domain.cost[i] + 0.25 * t;
+    }
   }
+}
+
+void StaticRuntime::exchange(Domain& domain, const StageWork& work, std::span<const int> axes,
+                             bool overlap, std::span<stencil::ExactSum> sums) {
+  const bool edges = work.stencil != 7;
+  const int nv = work.vars.count();
+  const auto& shape = domain.shape;
+  std::vector<MPI_Request> recvs, sends;
+  {
+    MINIAMR_TIMED(timers_, kCommunicate);
+    // Receives first, so every message finds its buffer.
+    for (std::size_t p = 0; p < plan_.peers.size(); ++p) {
+      std::size_t n = 0;
+      for (const int a : axes)
+        for (const RemoteLink& l : plan_.peers[p].recv[std::size_t(a)])
+          n += stencil::packed_size(shape, l.link.relation, a, nv, edges);
+      if (n == 0) continue;
+      recv_buf_[p].resize(n);
+      recvs.emplace_back();
+      MPI_Irecv(recv_buf_[p].data(), int(n), MPI_DOUBLE, plan_.peers[p].rank, kHaloTag, comm_.get(),
+                &recvs.back());
+    }
+    // One aggregated message per neighbour rank, faces in the order both sides derive from keys.
+    for (std::size_t p = 0; p < plan_.peers.size(); ++p) {
+      std::size_t n = 0;
+      for (const int a : axes)
+        for (const RemoteLink& l : plan_.peers[p].send[std::size_t(a)])
+          n += stencil::packed_size(shape, l.link.relation, a, nv, edges);
+      if (n == 0) continue;
+      auto& buf = send_buf_[p];
+      buf.resize(n);
+      std::size_t off = 0;
+      for (const int a : axes)
+        for (const RemoteLink& l : plan_.peers[p].send[std::size_t(a)])
+          off += stencil::pack(domain.blocks[l.block], l.link, work.vars, edges,
+                               std::span(buf).subspan(off));
+      if (options_.blocking_send) {
+        MPI_Send(buf.data(), int(n), MPI_DOUBLE, plan_.peers[p].rank, kHaloTag, comm_.get());
+      } else {
+        sends.emplace_back();
+        MPI_Isend(buf.data(), int(n), MPI_DOUBLE, plan_.peers[p].rank, kHaloTag, comm_.get(),
+                  &sends.back());
+      }
+    }
+    // On-rank faces copy block to block, no staging.
+    for (const int a : axes) {
+      for (const LocalLink& l : plan_.local[std::size_t(a)])
+        stencil::fill_direct(domain.blocks[l.dst], domain.blocks[l.src], l.link, work.vars, edges);
+      for (const BoundaryFace& b : plan_.boundary[std::size_t(a)])
+        stencil::fill_boundary(domain.blocks[b.block], b.face, work.vars, edges);
+    }
+  }
+  if (overlap) sweep(domain, work, sums, kSelfContained);
+  {
+    MINIAMR_TIMED(timers_, kCommunicate);
+    MPI_Waitall(int(recvs.size()), recvs.data(), MPI_STATUSES_IGNORE);
+    for (std::size_t p = 0; p < plan_.peers.size(); ++p) {
+      std::size_t off = 0;
+      for (const int a : axes)
+        for (const RemoteLink& l : plan_.peers[p].recv[std::size_t(a)])
+          off += stencil::unpack(domain.blocks[l.block], l.link, work.vars, edges,
+                                 std::span<const double>(recv_buf_[p]).subspan(off));
+    }
+    MPI_Waitall(int(sends.size()), sends.data(), MPI_STATUSES_IGNORE);
+  }
+  if (overlap) sweep(domain, work, sums, kNeedsRemote);
 }
 
 void StaticRuntime::advance(Domain& domain, const StageWork& work,
                             std::span<stencil::ExactSum> sums) {
-  fill_ghosts(domain, work);
-  sweep(domain, work, sums);
+  if (work.stencil == 7) {
+    // Face ghosts only: all three axes in one round, overlapped with the self-contained blocks.
+    exchange(domain, work, kAllAxes, /*overlap=*/true, sums);
+    return;
+  }
+  // Edges and corners fill in sequence x -> y -> z, so each axis completes before the next.
+  for (const int a : kAllAxes) exchange(domain, work, std::span(&a, 1), /*overlap=*/false, sums);
+  sweep(domain, work, sums, kAll);
+}
+
+std::int64_t StaticRuntime::gather_families(Domain& domain) {
+  if (comm_.size() == 1) return 0;
+  // The leading run of this rank: the leaves inside the family of its first leaf.
+  struct Lead {
+    int present = 0;   // the rank holds leaves
+    int siblings = 0;  // the run holds only leaves of the first leaf's level
+    int whole = 0;     // the run is all the rank holds
+  } mine;
+  const auto& leaves = domain.leaves;
+  std::size_t run = 0;
+  if (!leaves.empty()) {
+    mine.present = 1;
+    if (leaves[0].level > 0) {
+      const octree::Key family = octree::parent(leaves[0]);
+      bool same_level = true;
+      while (run < leaves.size() && octree::contains(family, leaves[run])) {
+        same_level = same_level && leaves[run].level == leaves[0].level;
+        ++run;
+      }
+      mine.siblings = same_level ? 1 : 0;
+      mine.whole = run == leaves.size() ? 1 : 0;
+    }
+  }
+  std::vector<Lead> all(std::size_t(comm_.size()));
+  MPI_Allgather(&mine, sizeof(Lead), MPI_BYTE, all.data(), sizeof(Lead), MPI_BYTE, comm_.get());
+
+  // A run moves to the rank holding the family's first child when every rank in between holds
+  // nothing but leaves of that family at the same level (they move there too), so ranges stay
+  // in curve order. Otherwise some sibling is refined and the family cannot coarsen anyway.
+  std::vector<int> targets(leaves.size(), comm_.rank());
+  bool moving = false;
+  if (mine.siblings) {
+    const octree::Key& k = leaves[0];
+    const int home = partition_.owner(octree::sibling(k, 0));
+    bool clear = home < comm_.rank();
+    for (int j = home + 1; clear && j < comm_.rank(); ++j) {
+      const Lead& l = all[std::size_t(j)];
+      const octree::Key& first = partition_.firsts()[std::size_t(j)];
+      clear = !l.present || (l.siblings && l.whole && first.level == k.level &&
+                             octree::parent(first) == octree::parent(k));
+    }
+    if (clear) {
+      std::fill(targets.begin(), targets.begin() + std::ptrdiff_t(run), home);
+      moving = true;
+    }
+  }
+  if (!comm_.any(moving)) return 0;
+  MINIAMR_TIMED(timers_, kLoadBalance);
+  const std::int64_t sent = migrate(domain, targets, comm_);
+  mesh_changed(domain);
+  return sent;
+}
+
+std::int64_t StaticRuntime::rebalance(Domain& domain, std::span<const std::int64_t> weights) {
+  MINIAMR_TIMED(timers_, kLoadBalance);
+  std::int64_t local = 0;
+  for (auto w : weights) local += w;
+  std::int64_t offset = 0;
+  MPI_Exscan(&local, &offset, 1, MPI_INT64_T, MPI_SUM, comm_.get());
+  if (comm_.rank() == 0) offset = 0;
+  const std::int64_t total = comm_.sum(local);
+  auto targets = sfc::cut(weights, offset, total, comm_.size());
+  std::vector<std::size_t> family_start(domain.leaves.size());
+  for (std::size_t i = 0; i < domain.leaves.size(); ++i) {
+    const octree::Key& k = domain.leaves[i];
+    family_start[i] = domain.leaves.family_complete(k) ? i - std::size_t(k.octant()) : i;
+  }
+  sfc::keep_families_together(targets, family_start);
+  const std::int64_t sent = migrate(domain, targets, comm_);
+  mesh_changed(domain);
+  return sent;
 }
 
 }  // namespace miniamr::runtime

@@ -1,0 +1,101 @@
+#include "runtime/migrate.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <numeric>
+
+#include "runtime/sparse_exchange.hpp"
+
+namespace miniamr::runtime {
+
+namespace {
+
+constexpr int kMigrateTag = 103;
+constexpr std::size_t kHeader = 32;  // key (16 bytes, padded) + cost (8) + spare
+
+template <class Fn>
+void for_each_interior_row(const stencil::BlockShape& s, Fn&& fn) {
+  for (int v = 0; v < s.num_vars; ++v)
+    for (int i = 1; i <= s.nx; ++i)
+      for (int j = 1; j <= s.ny; ++j) fn(v, s.at(i, j, 1));
+}
+
+}  // namespace
+
+std::size_t packed_block_bytes(const stencil::BlockShape& s) {
+  return kHeader + s.interior_cells() * std::size_t(s.num_vars) * sizeof(double);
+}
+
+void pack_block(const octree::Key& key, double cost, const stencil::Block& block, std::byte* out) {
+  static_assert(sizeof(octree::Key) <= 16);
+  std::memset(out, 0, kHeader);
+  std::memcpy(out, &key, sizeof key);
+  std::memcpy(out + 16, &cost, sizeof cost);
+  std::byte* p = out + kHeader;
+  const auto& s = block.shape();
+  const std::size_t row = std::size_t(s.nz) * sizeof(double);
+  for_each_interior_row(s, [&](int v, std::size_t at) {
+    std::memcpy(p, block.var(v).data() + at, row);
+    p += row;
+  });
+}
+
+void unpack_block(const std::byte* in, octree::Key& key, double& cost, stencil::Block& block) {
+  std::memcpy(&key, in, sizeof key);
+  std::memcpy(&cost, in + 16, sizeof cost);
+  const std::byte* p = in + kHeader;
+  const auto& s = block.shape();
+  const std::size_t row = std::size_t(s.nz) * sizeof(double);
+  for_each_interior_row(s, [&](int v, std::size_t at) {
+    std::memcpy(block.var(v).data() + at, p, row);
+    p += row;
+  });
+}
+
+std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communicator& comm) {
+  const std::size_t bytes = packed_block_bytes(domain.shape);
+  std::map<int, std::vector<std::byte>> outgoing;
+  std::int64_t sent = 0;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    if (targets[i] == comm.rank()) continue;
+    auto& buf = outgoing[targets[i]];
+    buf.resize(buf.size() + bytes);
+    pack_block(domain.leaves[i], domain.cost[i], domain.blocks[i], buf.data() + buf.size() - bytes);
+    domain.blocks[i] = stencil::Block();  // release as soon as it is packed
+    ++sent;
+  }
+  const auto parcels = sparse_exchange(comm.get(), outgoing, kMigrateTag);
+  outgoing.clear();
+
+  struct Entry {
+    octree::Key key;
+    double cost;
+    stencil::Block block;
+  };
+  std::vector<Entry> entries;
+  for (std::size_t i = 0; i < targets.size(); ++i)
+    if (targets[i] == comm.rank())
+      entries.push_back({domain.leaves[i], domain.cost[i], std::move(domain.blocks[i])});
+  for (const auto& p : parcels) {
+    for (std::size_t off = 0; off < p.items.size(); off += bytes) {
+      Entry e{{}, 0.0, stencil::Block(domain.shape)};
+      unpack_block(p.items.data() + off, e.key, e.cost, e.block);
+      entries.push_back(std::move(e));
+    }
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return octree::morton_less(a.key, b.key); });
+  std::vector<octree::Key> keys;
+  domain.blocks.clear();
+  domain.cost.clear();
+  for (Entry& e : entries) {
+    keys.push_back(e.key);
+    domain.cost.push_back(e.cost);
+    domain.blocks.push_back(std::move(e.block));
+  }
+  domain.leaves = octree::LeafSet(std::move(keys));
+  return sent;
+}
+
+}  // namespace miniamr::runtime

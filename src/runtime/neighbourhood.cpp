@@ -1,0 +1,73 @@
+#include "runtime/neighbourhood.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <optional>
+
+#include "runtime/sparse_exchange.hpp"
+
+namespace miniamr::runtime {
+
+namespace {
+constexpr int kGhostKeysTag = 101;
+}  // namespace
+
+sfc::Partition exchange_partition(const Domain& domain, const Communicator& comm) {
+  struct First {
+    octree::Key key;
+    int present;
+  };
+  First mine{domain.leaves.empty() ? octree::Key{} : domain.leaves[0],
+             domain.leaves.empty() ? 0 : 1};
+  std::vector<First> all(std::size_t(comm.size()));
+  MPI_Allgather(&mine, sizeof(First), MPI_BYTE, all.data(), sizeof(First), MPI_BYTE, comm.get());
+  std::vector<std::optional<octree::Key>> firsts;
+  for (const First& f : all) firsts.push_back(f.present ? std::optional(f.key) : std::nullopt);
+  return sfc::Partition::from_firsts(firsts);
+}
+
+Neighbourhood build_neighbourhood(const Domain& domain, const Communicator& comm) {
+  Neighbourhood nb;
+  nb.rank = comm.rank();
+  nb.partition = exchange_partition(domain, comm);
+
+  std::map<int, std::vector<octree::Key>> outgoing;
+  for (const octree::Key& k : domain.leaves.keys()) {
+    for (const octree::Face f : octree::kFaces) {
+      const auto n = octree::face_neighbour(k, f, domain.grid);
+      if (!n) continue;
+      const auto [lo, hi] = nb.partition.owners(*n);
+      for (int r = lo; r <= hi; ++r) {
+        if (r == comm.rank()) continue;
+        auto& list = outgoing[r];
+        if (list.empty() || !(list.back() == k)) list.push_back(k);  // once per leaf and rank
+      }
+    }
+  }
+  const auto parcels = sparse_exchange(comm.get(), outgoing, kGhostKeysTag);
+
+  struct Entry {
+    octree::Key key;
+    int owner;
+    std::size_t local;
+  };
+  std::vector<Entry> entries;
+  for (std::size_t i = 0; i < domain.leaves.size(); ++i)
+    entries.push_back({domain.leaves[i], comm.rank(), i});
+  for (const auto& p : parcels)
+    for (const octree::Key& k : p.items) entries.push_back({k, p.rank, 0});
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return octree::morton_less(a.key, b.key); });
+  std::vector<octree::Key> keys;
+  keys.reserve(entries.size());
+  for (const Entry& e : entries) {
+    keys.push_back(e.key);
+    nb.owner.push_back(e.owner);
+    nb.local_index.push_back(e.local);
+  }
+  nb.all = octree::LeafSet(std::move(keys));
+  return nb;
+}
+
+}  // namespace miniamr::runtime

@@ -1,0 +1,31 @@
+// A rank's view of the global mesh after a change: the P+1 partition boundaries and the ghost
+// layer, i.e. the keys (no data) of the remote leaves that touch a local leaf across a face.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "octree/leaf_set.hpp"
+#include "runtime/domain.hpp"
+#include "runtime/mpi.hpp"
+#include "sfc/partition.hpp"
+
+namespace miniamr::runtime {
+
+struct Neighbourhood {
+  sfc::Partition partition;
+  octree::LeafSet all;                   // local and ghost leaves, sorted
+  std::vector<int> owner;                // owner rank of all[i]
+  std::vector<std::size_t> local_index;  // index into domain.leaves when owner[i] is this rank
+  int rank = 0;
+  bool is_local(std::size_t i) const { return owner[i] == rank; }
+};
+
+// The partition from every rank's first leaf (one allgather of a key per rank).
+sfc::Partition exchange_partition(const Domain& domain, const Communicator& comm);
+
+// Collective. Each rank sends the keys of its leaves on a rank boundary to the ranks that may
+// own leaves across those faces; what arrives is the ghost layer.
+Neighbourhood build_neighbourhood(const Domain& domain, const Communicator& comm);
+
+}  // namespace miniamr::runtime

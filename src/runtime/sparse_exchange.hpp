@@ -1,0 +1,68 @@
+// Irregular all-to-some exchange where receivers do not know their senders: synchronous sends,
+// probing for arrivals, and a non-blocking barrier entered once every send has been matched
+// (Hoefler's NBX). No rank ever scans all P ranks.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <map>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <mpi.h>
+
+namespace miniamr::runtime {
+
+template <class T>
+struct Parcel {
+  int rank = 0;
+  std::vector<T> items;
+};
+
+// Sends outgoing[r] to rank r for every entry and returns what this rank received, ordered by
+// source rank. Every rank of `comm` must call it with the same tag.
+template <class T>
+std::vector<Parcel<T>> sparse_exchange(MPI_Comm comm, const std::map<int, std::vector<T>>& outgoing,
+                                       int tag) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  std::vector<MPI_Request> sends;
+  sends.reserve(outgoing.size());
+  for (const auto& [rank, items] : outgoing) {
+    sends.emplace_back();
+    MPI_Issend(items.data(), int(items.size() * sizeof(T)), MPI_BYTE, rank, tag, comm,
+               &sends.back());
+  }
+  std::vector<Parcel<T>> received;
+  MPI_Request barrier = MPI_REQUEST_NULL;
+  bool in_barrier = false;
+  for (;;) {
+    int arrived = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, tag, comm, &arrived, &status);
+    if (arrived) {
+      int bytes = 0;
+      MPI_Get_count(&status, MPI_BYTE, &bytes);
+      Parcel<T> p{status.MPI_SOURCE, std::vector<T>(std::size_t(bytes) / sizeof(T))};
+      MPI_Recv(p.items.data(), bytes, MPI_BYTE, status.MPI_SOURCE, tag, comm, MPI_STATUS_IGNORE);
+      received.push_back(std::move(p));
+      continue;
+    }
+    int done = 0;
+    if (!in_barrier) {
+      MPI_Testall(int(sends.size()), sends.data(), &done, MPI_STATUSES_IGNORE);
+      if (done) {
+        MPI_Ibarrier(comm, &barrier);
+        in_barrier = true;
+      }
+    } else {
+      MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+      if (done) break;
+    }
+  }
+  std::sort(received.begin(), received.end(),
+            [](const Parcel<T>& a, const Parcel<T>& b) { return a.rank < b.rank; });
+  return received;
+}
+
+}  // namespace miniamr::runtime

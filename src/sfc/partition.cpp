@@ -1,0 +1,65 @@
+#include "sfc/partition.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+namespace miniamr::sfc {
+
+namespace {
+__extension__ typedef __int128 i128;
+}  // namespace
+
+Partition Partition::from_firsts(std::span<const std::optional<octree::Key>> firsts) {
+  Partition p;
+  p.first_.resize(firsts.size());
+  // Walk backwards so an empty rank takes the first key of the next non-empty one; trailing
+  // empty ranks take a key past the end of every curve.
+  octree::Key next{{~octree::Coord{0}, ~octree::Coord{0}, ~octree::Coord{0}}, octree::kMaxLevel};
+  for (std::size_t r = firsts.size(); r-- > 0;) {
+    if (firsts[r]) next = *firsts[r];
+    p.first_[r] = next;
+  }
+  if (!p.first_.empty()) p.first_[0] = octree::root_key(0, 0, 0);  // rank 0 starts the curve
+  return p;
+}
+
+int Partition::owner(const octree::Key& k) const {
+  // The last rank whose first key is <= k; among ranks sharing a first key (empty ones), the
+  // last is the one that holds leaves.
+  const auto it = std::upper_bound(first_.begin(), first_.end(), k, octree::MortonLess{});
+  return std::max(0, int(it - first_.begin()) - 1);
+}
+
+std::pair<int, int> Partition::owners(const octree::Key& region) const {
+  return {owner(region), owner(octree::last_descendant(region))};
+}
+
+std::vector<int> cut(std::span<const std::int64_t> weights, std::int64_t offset, std::int64_t total,
+                     int parts) {
+  std::vector<int> target(weights.size(), 0);
+  if (total <= 0) return target;
+  std::int64_t before = offset;
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    // floor(before * parts / total), without overflow for any realistic mesh.
+    const auto t = static_cast<std::int64_t>((static_cast<i128>(before) * parts) / total);
+    target[i] = int(std::min<std::int64_t>(t, parts - 1));
+    before += weights[i];
+  }
+  return target;
+}
+
+void keep_families_together(std::span<int> targets, std::span<const std::size_t> family_start) {
+  assert(targets.size() == family_start.size());
+  for (std::size_t i = 0; i < targets.size(); ++i) targets[i] = targets[family_start[i]];
+}
+
+bool needs_balance(std::span<const std::int64_t> loads, int inbalance_percent) {
+  if (loads.empty()) return false;
+  const auto [lo, hi] = std::minmax_element(loads.begin(), loads.end());
+  std::int64_t sum = 0;
+  for (auto l : loads) sum += l;
+  if (sum == 0 || *hi <= *lo + 1) return false;
+  return double(*hi - *lo) * double(loads.size()) / double(sum) > inbalance_percent / 100.0;
+}
+
+}  // namespace miniamr::sfc

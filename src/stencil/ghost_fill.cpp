@@ -1,0 +1,202 @@
+// One loop nest per relation, shared by the three forms (direct, pack, unpack): the sender's
+// arithmetic lives in load() and the receiver's placement in store(), so direct and packed
+// fills run the same floating-point operations and agree bitwise by construction.
+#include "stencil/ghost_fill.hpp"
+
+#include <cassert>
+
+namespace miniamr::stencil {
+
+namespace {
+
+// Geometry of one face as the receiver sees it.
+struct FaceGeom {
+  int a = 0, b = 0, c = 0;     // normal axis and the two in-plane axes (x,y,z order)
+  std::size_t sb = 0, sc = 0;  // strides of the in-plane axes
+  std::size_t ghost = 0;       // offset of the receiver's ghost layer
+  std::size_t sender = 0;      // offset of the sender's layer facing the receiver
+  std::size_t inner = 0;       // offset of the receiver's own interior layer next to the ghost
+  int nb = 0, nc = 0;          // interior cells along b and c
+  int b_lo = 1, b_hi = 0;      // same-level / boundary iteration range along b (inclusive)
+  int c_lo = 1, c_hi = 0;      // same along c
+};
+
+FaceGeom face_geom(const BlockShape& s, int face, bool with_edges) {
+  assert(face >= 0 && face < 6);
+  const std::size_t stride[3] = {s.plane(), s.row(), 1};
+  const int n[3] = {s.nx, s.ny, s.nz};
+  FaceGeom g;
+  g.a = face / 2;
+  const bool upper = (face & 1) != 0;
+  g.b = g.a == 0 ? 1 : 0;
+  g.c = g.a == 2 ? 1 : 2;
+  g.sb = stride[g.b];
+  g.sc = stride[g.c];
+  const std::size_t sa = stride[g.a];
+  g.ghost = std::size_t(upper ? n[g.a] + 1 : 0) * sa;
+  g.sender = std::size_t(upper ? 1 : n[g.a]) * sa;
+  g.inner = std::size_t(upper ? n[g.a] : 1) * sa;
+  g.nb = n[g.b];
+  g.nc = n[g.c];
+  // Edges: an in-plane axis that an earlier phase already filled is covered ghost to ghost.
+  const bool edge_b = with_edges && g.b < g.a;
+  const bool edge_c = with_edges && g.c < g.a;
+  g.b_lo = edge_b ? 0 : 1;
+  g.b_hi = edge_b ? g.nb + 1 : g.nb;
+  g.c_lo = edge_c ? 0 : 1;
+  g.c_hi = edge_c ? g.nc + 1 : g.nc;
+  return g;
+}
+
+// Same level and boundary: one value per ghost cell, a plain copy.
+struct Copy {
+  const FaceGeom& g;
+  std::size_t src_layer;
+  int b_lo() const { return g.b_lo; }
+  int b_hi() const { return g.b_hi; }
+  int c_lo() const { return g.c_lo; }
+  int c_hi() const { return g.c_hi; }
+  double load(const double* src, int ib, int ic) const {
+    return src[src_layer + std::size_t(ib) * g.sb + std::size_t(ic) * g.sc];
+  }
+  void store(double* dst, int ib, int ic, double x) const {
+    dst[g.ghost + std::size_t(ib) * g.sb + std::size_t(ic) * g.sc] = x;
+  }
+};
+
+// Coarse sender, fine receiver: the sender's quadrant cells / 4, each spread over 2x2 ghosts.
+struct CoarseToFine {
+  const FaceGeom& g;
+  std::size_t qb, qc;  // first coarse cell of the quadrant, minus one
+  int b_lo() const { return 1; }
+  int b_hi() const { return g.nb / 2; }
+  int c_lo() const { return 1; }
+  int c_hi() const { return g.nc / 2; }
+  double load(const double* src, int jb, int jc) const {
+    return src[g.sender + (qb + std::size_t(jb)) * g.sb + (qc + std::size_t(jc)) * g.sc] / 4.0;
+  }
+  void store(double* dst, int jb, int jc, double x) const {
+    double* p = dst + g.ghost + std::size_t(2 * jb - 1) * g.sb + std::size_t(2 * jc - 1) * g.sc;
+    p[0] = x;
+    p[g.sc] = x;
+    p[g.sb] = x;
+    p[g.sb + g.sc] = x;
+  }
+};
+
+// Fine sender, coarse receiver: sum of 2x2 sender face cells (second in-plane index fastest)
+// into one ghost of the quadrant the sender covers.
+struct FineToCoarse {
+  const FaceGeom& g;
+  std::size_t qb, qc;
+  int b_lo() const { return 1; }
+  int b_hi() const { return g.nb / 2; }
+  int c_lo() const { return 1; }
+  int c_hi() const { return g.nc / 2; }
+  double load(const double* src, int jb, int jc) const {
+    const double* p =
+        src + g.sender + std::size_t(2 * jb - 1) * g.sb + std::size_t(2 * jc - 1) * g.sc;
+    return p[0] + p[g.sc] + p[g.sb] + p[g.sb + g.sc];
+  }
+  void store(double* dst, int jb, int jc, double x) const {
+    dst[g.ghost + (qb + std::size_t(jb)) * g.sb + (qc + std::size_t(jc)) * g.sc] = x;
+  }
+};
+
+template <class Rule>
+void direct(const Rule& r, const Block& src, Block& dst, VarRange vars) {
+  for (int v = vars.v0; v < vars.v1; ++v) {
+    const double* s = src.var(v).data();
+    double* d = dst.var(v).data();
+    for (int ib = r.b_lo(); ib <= r.b_hi(); ++ib)
+      for (int ic = r.c_lo(); ic <= r.c_hi(); ++ic) r.store(d, ib, ic, r.load(s, ib, ic));
+  }
+}
+
+template <class Rule>
+std::size_t pack_rule(const Rule& r, const Block& src, VarRange vars, std::span<double> out) {
+  std::size_t n = 0;
+  for (int v = vars.v0; v < vars.v1; ++v) {
+    const double* s = src.var(v).data();
+    for (int ib = r.b_lo(); ib <= r.b_hi(); ++ib)
+      for (int ic = r.c_lo(); ic <= r.c_hi(); ++ic) out[n++] = r.load(s, ib, ic);
+  }
+  return n;
+}
+
+template <class Rule>
+std::size_t unpack_rule(const Rule& r, Block& dst, VarRange vars, std::span<const double> in) {
+  std::size_t n = 0;
+  for (int v = vars.v0; v < vars.v1; ++v) {
+    double* d = dst.var(v).data();
+    for (int ib = r.b_lo(); ib <= r.b_hi(); ++ib)
+      for (int ic = r.c_lo(); ic <= r.c_hi(); ++ic) r.store(d, ib, ic, in[n++]);
+  }
+  return n;
+}
+
+// Runs `op` with the rule object of the link's relation.
+template <class Op>
+auto with_rule(const BlockShape& s, const FaceLink& link, bool with_edges, Op&& op) {
+  const FaceGeom g = face_geom(s, link.face, with_edges);
+  assert(link.relation == GhostRelation::kSameLevel || (g.nb % 2 == 0 && g.nc % 2 == 0));
+  const std::size_t qb = std::size_t(link.quadrant.q1 * (g.nb / 2));
+  const std::size_t qc = std::size_t(link.quadrant.q2 * (g.nc / 2));
+  switch (link.relation) {
+    case GhostRelation::kCoarseToFine:
+      return op(CoarseToFine{g, qb, qc});
+    case GhostRelation::kFineToCoarse:
+      return op(FineToCoarse{g, qb, qc});
+    case GhostRelation::kSameLevel:
+    default:
+      return op(Copy{g, g.sender});
+  }
+}
+
+}  // namespace
+
+std::size_t packed_size(const BlockShape& shape, GhostRelation relation, int axis, int num_vars,
+                        bool with_edges) {
+  const FaceGeom g = face_geom(shape, 2 * axis, with_edges);
+  std::size_t per_var = 0;
+  if (relation == GhostRelation::kSameLevel)
+    per_var = std::size_t(g.b_hi - g.b_lo + 1) * std::size_t(g.c_hi - g.c_lo + 1);
+  else
+    per_var = std::size_t(g.nb / 2) * std::size_t(g.nc / 2);
+  return per_var * std::size_t(num_vars);
+}
+
+void fill_direct(Block& dst, const Block& src, const FaceLink& link, VarRange vars,
+                 bool with_edges) {
+  assert(src.shape() == dst.shape());
+  with_rule(dst.shape(), link, with_edges, [&](const auto& rule) { direct(rule, src, dst, vars); });
+}
+
+std::size_t pack(const Block& src, const FaceLink& link, VarRange vars, bool with_edges,
+                 std::span<double> out) {
+  assert(out.size() >=
+         packed_size(src.shape(), link.relation, link.face / 2, vars.count(), with_edges));
+  return with_rule(src.shape(), link, with_edges,
+                   [&](const auto& rule) { return pack_rule(rule, src, vars, out); });
+}
+
+std::size_t unpack(Block& dst, const FaceLink& link, VarRange vars, bool with_edges,
+                   std::span<const double> in) {
+  assert(in.size() >=
+         packed_size(dst.shape(), link.relation, link.face / 2, vars.count(), with_edges));
+  return with_rule(dst.shape(), link, with_edges,
+                   [&](const auto& rule) { return unpack_rule(rule, dst, vars, in); });
+}
+
+void fill_boundary(Block& block, int face, VarRange vars, bool with_edges) {
+  const FaceGeom g = face_geom(block.shape(), face, with_edges);
+  const Copy rule{g, g.inner};
+  for (int v = vars.v0; v < vars.v1; ++v) {
+    double* d = block.var(v).data();
+    for (int ib = rule.b_lo(); ib <= rule.b_hi(); ++ib)
+      for (int ic = rule.c_lo(); ic <= rule.c_hi(); ++ic)
+        rule.store(d, ib, ic, rule.load(d, ib, ic));
+  }
+}
+
+}  // namespace miniamr::stencil

@@ -1,0 +1,66 @@
+#include "stencil/split_coarsen.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+namespace miniamr::stencil {
+
+void split_child_into(const Block& parent, int octant, Block& child) {
+  const BlockShape& s = parent.shape();
+  assert(child.shape() == s);
+  assert(s.nx % 2 == 0 && s.ny % 2 == 0 && s.nz % 2 == 0);
+  assert(octant >= 0 && octant < 8);
+  const int ox = (octant & 1) * s.nx / 2;
+  const int oy = ((octant >> 1) & 1) * s.ny / 2;
+  const int oz = ((octant >> 2) & 1) * s.nz / 2;
+  std::fill_n(child.data(), s.doubles(), 0.0);
+  for (int v = 0; v < s.num_vars; ++v) {
+    const double* p = parent.var(v).data();
+    double* c = child.var(v).data();
+    for (int i = 1; i <= s.nx; ++i) {
+      for (int j = 1; j <= s.ny; ++j) {
+        const double* prow = p + s.at(ox + (i + 1) / 2, oy + (j + 1) / 2, oz);
+        double* crow = c + s.at(i, j, 0);
+        for (int k = 1; k <= s.nz; ++k) crow[k] = prow[(k + 1) / 2] / 8.0;
+      }
+    }
+  }
+}
+
+Block split_child(const Block& parent, int octant) {
+  Block child(parent.shape());
+  split_child_into(parent, octant, child);
+  return child;
+}
+
+Block coarsen(std::span<const Block* const, 8> children) {
+  const BlockShape& s = children[0]->shape();
+  assert(s.nx % 2 == 0 && s.ny % 2 == 0 && s.nz % 2 == 0);
+  Block parent(s);  // zero-initialised, so the ghosts are 0
+  const int hx = s.nx / 2, hy = s.ny / 2, hz = s.nz / 2;
+  for (int octant = 0; octant < 8; ++octant) {
+    const Block& child = *children[octant];
+    assert(child.shape() == s);
+    const int ox = (octant & 1) * hx, oy = ((octant >> 1) & 1) * hy, oz = ((octant >> 2) & 1) * hz;
+    const std::size_t dx = s.plane(), dy = s.row();
+    for (int v = 0; v < s.num_vars; ++v) {
+      const double* c = child.var(v).data();
+      double* p = parent.var(v).data();
+      for (int i = 1; i <= hx; ++i) {
+        for (int j = 1; j <= hy; ++j) {
+          const double* c0 = c + s.at(2 * i - 1, 2 * j - 1, 0);
+          double* prow = p + s.at(ox + i, oy + j, oz);
+          for (int k = 1; k <= hz; ++k) {
+            const double* q = c0 + (2 * k - 1);
+            // x fastest, then y, then z
+            prow[k] =
+                q[0] + q[dx] + q[dy] + q[dx + dy] + q[1] + q[dx + 1] + q[dy + 1] + q[dx + dy + 1];
+          }
+        }
+      }
+    }
+  }
+  return parent;
+}
+
+}  // namespace miniamr::stencil

@@ -1,0 +1,134 @@
+// Split and coarsen (spec §3.2): values are extensive, the totals are kept, and coarsening the
+// 8 children of a split restores the parent.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+
+#include "stencil/block.hpp"
+#include "stencil/exact_sum.hpp"
+#include "stencil/init_values.hpp"
+#include "stencil/split_coarsen.hpp"
+#include "stencil/stencil_kernels.hpp"
+
+namespace miniamr::stencil {
+namespace {
+
+const BlockShape kShape{4, 2, 6, 2};
+
+// Interior cell value coding variable and position, with ghosts set to a sentinel.
+Block coded_block(double tag) {
+  Block b(kShape);
+  std::fill_n(b.data(), kShape.doubles(), -1.0);
+  for (int v = 0; v < kShape.num_vars; ++v)
+    for (int i = 1; i <= kShape.nx; ++i)
+      for (int j = 1; j <= kShape.ny; ++j)
+        for (int k = 1; k <= kShape.nz; ++k)
+          b.var(v)[kShape.at(i, j, k)] = tag + 1000.0 * v + 100.0 * i + 10.0 * j + k;
+  return b;
+}
+
+double at(const Block& b, int v, int i, int j, int k) {
+  return b.var(v)[b.shape().at(i, j, k)];
+}
+
+TEST(StencilSplit, ChildCellsAreParentEighths) {
+  const Block parent = coded_block(0);
+  // Hand-checked: octant 5 = (ox,oy,oz) = (1,0,1) covers parent i 3..4, j 1, k 4..6.
+  const Block c5 = split_child(parent, 5);
+  EXPECT_EQ(at(c5, 0, 1, 1, 1), at(parent, 0, 3, 1, 4) / 8.0);
+  EXPECT_EQ(at(c5, 0, 2, 2, 2), at(parent, 0, 3, 1, 4) / 8.0);
+  EXPECT_EQ(at(c5, 1, 3, 1, 6), at(parent, 1, 4, 1, 6) / 8.0);
+  EXPECT_EQ(at(c5, 1, 4, 2, 5), at(parent, 1, 4, 1, 6) / 8.0);
+  for (int octant = 0; octant < 8; ++octant) {
+    const Block c = split_child(parent, octant);
+    const int ox = (octant & 1) * 2, oy = (octant >> 1 & 1) * 1, oz = (octant >> 2 & 1) * 3;
+    for (int v = 0; v < 2; ++v)
+      for (int i = 0; i <= 5; ++i)
+        for (int j = 0; j <= 3; ++j)
+          for (int k = 0; k <= 7; ++k) {
+            const bool ghost = i == 0 || j == 0 || k == 0 || i == 5 || j == 3 || k == 7;
+            const double want =
+                ghost ? 0.0
+                      : at(parent, v, ox + (i + 1) / 2, oy + (j + 1) / 2, oz + (k + 1) / 2) / 8;
+            ASSERT_EQ(at(c, v, i, j, k), want) << octant << " " << v << " " << i << j << k;
+          }
+  }
+}
+
+TEST(StencilSplit, CoarsenSumsChildrenInOrder) {
+  std::array<Block, 8> kids;
+  for (int o = 0; o < 8; ++o) kids[o] = coded_block(10000.0 * o);
+  // Make the addition order visible in one cell: parent (1,1,1) of octant 0 sums child cells
+  // (1,1,1),(2,1,1),(1,2,1),(2,2,1),(1,1,2),(2,1,2),(1,2,2),(2,2,2); with huge values only the
+  // stated left-to-right order gives this result.
+  Block& k0 = kids[0];
+  const double vals[8] = {1e16, 1.0, -1e16, 1.0, 3.0, 1e-3, 7.0, 0.5};
+  const int idx[8][3] = {{1, 1, 1}, {2, 1, 1}, {1, 2, 1}, {2, 2, 1},
+                         {1, 1, 2}, {2, 1, 2}, {1, 2, 2}, {2, 2, 2}};
+  for (int n = 0; n < 8; ++n) k0.var(0)[kShape.at(idx[n][0], idx[n][1], idx[n][2])] = vals[n];
+  double want = vals[0];
+  for (int n = 1; n < 8; ++n) want += vals[n];
+  double reversed = vals[7];
+  for (int n = 6; n >= 0; --n) reversed += vals[n];
+  ASSERT_NE(want, reversed);  // the order is observable
+  std::array<const Block*, 8> ptrs;
+  for (int o = 0; o < 8; ++o) ptrs[o] = &kids[o];
+  const Block p = coarsen(ptrs);
+  EXPECT_EQ(at(p, 0, 1, 1, 1), want);
+  // Another cell: parent (4,2,6) is octant 7's child cells (3..4, 1..2, 5..6).
+  double s = 0;
+  bool first = true;
+  for (int dk = 0; dk < 2; ++dk)
+    for (int dj = 0; dj < 2; ++dj)
+      for (int di = 0; di < 2; ++di) {
+        const double x = at(kids[7], 1, 3 + di, 1 + dj, 5 + dk);
+        s = first ? x : s + x;
+        first = false;
+      }
+  EXPECT_EQ(at(p, 1, 4, 2, 6), s);
+  for (int v = 0; v < 2; ++v) {  // ghosts are zero
+    EXPECT_EQ(at(p, v, 0, 1, 1), 0.0);
+    EXPECT_EQ(at(p, v, 5, 3, 7), 0.0);
+  }
+}
+
+TEST(StencilSplit, RoundTripConservesAndRestores) {
+  Block parent(kShape);
+  fill_initial(parent, {4, 2, 6}, 0, 99);
+  std::array<Block, 8> kids;
+  std::array<const Block*, 8> ptrs;
+  for (int o = 0; o < 8; ++o) {
+    kids[o] = split_child(parent, o);
+    ptrs[o] = &kids[o];
+  }
+  for (int v = 0; v < kShape.num_vars; ++v) {
+    ExactSum children;
+    for (const Block& c : kids) children.add(interior_sum(c, v));
+    const double total = interior_sum(parent, v);
+    EXPECT_NEAR(children.value(), total, 1e-13 * total);
+  }
+  const Block back = coarsen(ptrs);
+  for (int v = 0; v < kShape.num_vars; ++v)
+    for (int i = 1; i <= kShape.nx; ++i)
+      for (int j = 1; j <= kShape.ny; ++j)
+        for (int k = 1; k <= kShape.nz; ++k) {
+          const double want = at(parent, v, i, j, k);
+          ASSERT_NEAR(at(back, v, i, j, k), want, 4e-16 * want);
+        }
+  // With values that are exact in 8ths the round trip is exact.
+  const Block coded = coded_block(0);
+  std::array<Block, 8> ck;
+  for (int o = 0; o < 8; ++o) {
+    ck[o] = split_child(coded, o);
+    ptrs[o] = &ck[o];
+  }
+  const Block cb = coarsen(ptrs);
+  for (int v = 0; v < 2; ++v)
+    for (int i = 1; i <= kShape.nx; ++i)
+      for (int j = 1; j <= kShape.ny; ++j)
+        for (int k = 1; k <= kShape.nz; ++k) ASSERT_EQ(at(cb, v, i, j, k), at(coded, v, i, j, k));
+}
+
+}  // namespace
+}  // namespace miniamr::stencil
