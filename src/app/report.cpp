@@ -235,11 +235,15 @@ std::string results_yaml(const Report& r) {
   kv("blocks_split", r.stats.blocks_split);
   kv("blocks_reformed", r.stats.blocks_reformed);
   kv("closure_rounds", r.stats.closure_rounds);
+  kv("load_balances", r.stats.load_balances);
+  kv("blocks_moved_lb", r.stats.blocks_moved_lb);
+  kv("blocks_moved_coarsen", r.stats.blocks_moved_coarsen);
   kv("cell_var_updates", r.cell_var_updates);
   kv("cell_var_updates_per_s", r.cell_var_updates_per_s());
   kv("peak_rss_max", r.peak_rss_max);
   y << YAML::Key << "initial_checksums" << YAML::Value << YAML::Flow << r.stats.initial_checksums;
   y << YAML::Key << "final_checksums" << YAML::Value << YAML::Flow << r.stats.final_checksums;
+  kv("field_digest", fmt::format("{:016x}", r.stats.field_digest));
   y << YAML::EndMap;
   return std::string(y.c_str()) + "\n";
 }

@@ -32,6 +32,7 @@ struct RunStats {
   std::int64_t cell_var_updates_rank = 0;  // interior cell-variable stencil updates on this rank
   std::vector<double> initial_checksums;
   std::vector<double> final_checksums;
+  std::uint64_t field_digest = 0;  // order-independent hash of every block's key and data
 };
 
 class Simulation {
@@ -57,6 +58,7 @@ class Simulation {
   void stage();
   std::vector<double> global_checksums(std::span<stencil::ExactSum> sums) const;
   std::vector<double> current_checksums() const;
+  std::uint64_t field_digest() const;
   void check_sums(const std::vector<double>& sums);
   std::vector<std::int64_t> level_counts() const;
   void print_level_table(int ts, const std::vector<std::int64_t>& counts) const;

@@ -31,7 +31,7 @@ def main():
     ap.add_argument("--expect-blocks")
     ap.add_argument("--compare-yaml")
     ap.add_argument("--save-yaml")
-    ap.add_argument("extra", nargs="*")
+    ap.add_argument("extra", nargs=argparse.REMAINDER)
     a = ap.parse_args()
 
     env = dict(os.environ)
@@ -42,7 +42,7 @@ def main():
     cmd = ["mpirun", "-np", str(a.np), "--oversubscribe", os.path.abspath(a.miniamr)]
     if a.deck:
         cmd.append(os.path.abspath(a.deck))
-    cmd += a.extra
+    cmd += [x for x in a.extra if x != "--"]
     with tempfile.TemporaryDirectory() as work:
         run = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=600)
         failures = []
@@ -80,6 +80,9 @@ def main():
             if [float.hex(x) for x in results["final_checksums"]] != \
                [float.hex(x) for x in other["final_checksums"]]:
                 failures.append(f"final_checksums differ from {a.compare_yaml}")
+            if results.get("field_digest") != other.get("field_digest"):
+                failures.append(f"field_digest {results.get('field_digest')} differs from "
+                                f"{other.get('field_digest')} in {a.compare_yaml}")
     if failures:
         print(" ".join(cmd))
         print("\n".join(failures))
