@@ -41,6 +41,10 @@ const char* lb_method_name(LbMethod m) {
   return "?";
 }
 
+const char* ownership_curve(LbMethod m) {
+  return m == LbMethod::kHilbert || m == LbMethod::kTruncHilbert ? "Hilbert" : "Morton";
+}
+
 }  // namespace
 
 double Report::blocks_per_ts() const {
@@ -78,6 +82,7 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
   r.init = runtime::spread(comm, t.get(Phase::kInit));
   r.cell_var_updates = comm.sum(sim.stats().cell_var_updates_rank);
   r.peak_rss_max = comm.max(peak_rss_bytes());
+  r.field_bytes_max = double(r.max_blocks) * double(sim.domain().shape.doubles() * sizeof(double));
   return r;
 }
 
@@ -125,8 +130,14 @@ void print_report(std::FILE* out, const Report& r) {
                    r.stats.timesteps_done, r.stats.sim_time, c.stages_per_ts));
   line(fmt::format("Checksum every {} stages (tolerance 1e-{}), refine every {} timesteps",
                    c.checksum_freq, c.error_tol, c.refine_freq));
-  line(fmt::format("Load balance: {} (threshold {}%, lb_opt {})", lb_method_name(c.lb_method),
-                   c.inbalance, c.lb_opt));
+  line(
+      fmt::format("Load balance: weighted cut of the {} curve ({} requested), weights: {}, "
+                  "threshold {}%, lb_opt {}",
+                  ownership_curve(c.lb_method), lb_method_name(c.lb_method),
+                  c.lb_weight == LbWeight::kBlocks  ? "one per block"
+                  : c.lb_weight == LbWeight::kModel ? "cost model"
+                                                    : "measured time",
+                  c.inbalance, c.lb_opt));
   line("");
   auto timing = [&](const char* name, const runtime::Spread& s) {
     line(fmt::format("{:<24} ave {:12.6f}  min {:12.6f}  max {:12.6f}", name, s.avg, s.min, s.max));
@@ -147,8 +158,11 @@ void print_report(std::FILE* out, const Report& r) {
                    r.stats.closure_rounds));
   line(fmt::format("Blocks: final {}, per timestep {:f}, peak on a rank {}", r.stats.final_blocks,
                    r.blocks_per_ts(), r.max_blocks));
-  line(
-      fmt::format("Peak resident memory on a rank {:.1f} MiB", r.peak_rss_max / (1024.0 * 1024.0)));
+  line(fmt::format(
+      "Peak resident memory on a rank {:.1f} MiB (block storage at its peak {:.1f} MiB)",
+      r.peak_rss_max / (1024.0 * 1024.0), r.field_bytes_max / (1024.0 * 1024.0)));
+  line(fmt::format("Load balances {}, blocks moved {} (balance) and {} (gathering families)",
+                   r.stats.load_balances, r.stats.blocks_moved_lb, r.stats.blocks_moved_coarsen));
   line("Final checksums:");
   for (std::size_t v = 0; v < r.stats.final_checksums.size(); ++v)
     line(fmt::format("  var {:3d}  {:.17g}", v, r.stats.final_checksums[v]));
@@ -211,6 +225,8 @@ std::string results_yaml(const Report& r) {
   kv("lb_opt", c.lb_opt);
   kv("inbalance", c.inbalance);
   kv("lb_method", lb_method_name(c.lb_method));
+  kv("ownership_curve", ownership_curve(c.lb_method));
+  kv("lb_weight", int(c.lb_weight));
   kv("plot_freq", c.plot_freq);
   kv("num_vars", c.num_vars);
   kv("stencil", c.stencil);
@@ -241,6 +257,21 @@ std::string results_yaml(const Report& r) {
   kv("cell_var_updates", r.cell_var_updates);
   kv("cell_var_updates_per_s", r.cell_var_updates_per_s());
   kv("peak_rss_max", r.peak_rss_max);
+  kv("field_bytes_max", r.field_bytes_max);
+  // The phases of the cost model T = T_comp + T_comm + T_ref + T_lb, per rank.
+  y << YAML::Key << "phases" << YAML::Value << YAML::BeginMap;
+  auto phase = [&](const char* name, const runtime::Spread& sp) {
+    y << YAML::Key << name << YAML::Value << YAML::Flow << YAML::BeginMap;
+    kv("avg", sp.avg);
+    kv("max", sp.max);
+    y << YAML::EndMap;
+  };
+  phase("T_comp", r.compute);
+  phase("T_comm", r.communicate);
+  phase("T_ref", r.refine);
+  phase("T_lb", r.load_balance);
+  phase("T_checksum", r.checksum);
+  y << YAML::EndMap;
   y << YAML::Key << "initial_checksums" << YAML::Value << YAML::Flow << r.stats.initial_checksums;
   y << YAML::Key << "final_checksums" << YAML::Value << YAML::Flow << r.stats.final_checksums;
   kv("field_digest", fmt::format("{:016x}", r.stats.field_digest));

@@ -24,6 +24,7 @@ struct Report {
   runtime::Spread total, compute, communicate, checksum, refine, load_balance, init;
   std::int64_t cell_var_updates = 0;  // all ranks
   double peak_rss_max = 0;            // bytes
+  double field_bytes_max = 0;         // bytes of block storage at its peak, max over ranks
   double blocks_per_ts() const;
   double gflops() const;                  // stencil flops over the average compute time
   double cell_var_updates_per_s() const;  // over the average time in stages

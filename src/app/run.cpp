@@ -29,10 +29,12 @@ std::vector<std::string> substitution_notes(const Config& c, int ranks) {
   if (c.lb_method == LbMethod::kRcb && ranks > 1 &&
       (c.change_dir || c.group_blocks != 0 || c.reorder != -1))
     notes.push_back(
-        "Note: ownership is a weighted cut of the Morton curve; --change_dir, --group_blocks, "
-        "--break_ties and --reorder (RCB details) change nothing");
-  if (c.lb_method == LbMethod::kHilbert || c.lb_method == LbMethod::kTruncHilbert)
-    notes.push_back("Note: --hilbert/--trunc_hilbert: ownership follows the Morton curve");
+        "Note: ownership is a weighted cut of the Morton curve, not RCB; --change_dir, "
+        "--group_blocks, --break_ties and --reorder change nothing");
+  if (c.lb_method == LbMethod::kHilbert)
+    notes.push_back(
+        "Note: --hilbert: ownership follows a Hilbert curve through the root grid padded to a "
+        "power-of-two cube (the reference's --trunc_hilbert construction)");
   if (c.limit_move != 0)
     notes.push_back("Note: --limit_move is not applied: a rebalance always reaches the even cut");
   if (c.send_faces)
@@ -56,7 +58,10 @@ int run_checked(const std::vector<std::string>& args, bool root) {
     return 0;
   }
   const Config& config = parsed.config;
-  runtime::StaticRuntime rt(MPI_COMM_WORLD, {config.blocking_send});
+  const bool hilbert =
+      config.lb_method == LbMethod::kHilbert || config.lb_method == LbMethod::kTruncHilbert;
+  runtime::StaticRuntime rt(
+      MPI_COMM_WORLD, {config.blocking_send, hilbert ? sfc::Curve::kHilbert : sfc::Curve::kMorton});
   if (root) {
     for (const auto& w : parsed.warnings) fmt::print("{}\n", w);
     for (const auto& n : substitution_notes(config, rt.comm().size())) fmt::print("{}\n", n);

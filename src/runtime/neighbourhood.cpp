@@ -13,24 +13,30 @@ namespace {
 constexpr int kGhostKeysTag = 101;
 }  // namespace
 
-sfc::Partition exchange_partition(const Domain& domain, const Communicator& comm) {
+sfc::Partition exchange_partition(const Domain& domain, const sfc::CurveSpace& space,
+                                  const Communicator& comm) {
   struct First {
-    octree::Key key;
+    sfc::Position position;
     int present;
   };
-  First mine{domain.leaves.empty() ? octree::Key{} : domain.leaves[0],
-             domain.leaves.empty() ? 0 : 1};
+  First mine{0, domain.leaves.empty() ? 0 : 1};
+  if (mine.present) {
+    mine.position = ~sfc::Position(0);
+    for (const octree::Key& k : domain.leaves.keys())
+      mine.position = std::min(mine.position, sfc::first_position(k, space));
+  }
   std::vector<First> all(std::size_t(comm.size()));
   MPI_Allgather(&mine, sizeof(First), MPI_BYTE, all.data(), sizeof(First), MPI_BYTE, comm.get());
-  std::vector<std::optional<octree::Key>> firsts;
-  for (const First& f : all) firsts.push_back(f.present ? std::optional(f.key) : std::nullopt);
-  return sfc::Partition::from_firsts(firsts);
+  std::vector<std::optional<sfc::Position>> firsts;
+  for (const First& f : all) firsts.push_back(f.present ? std::optional(f.position) : std::nullopt);
+  return sfc::Partition::from_firsts(space, firsts);
 }
 
-Neighbourhood build_neighbourhood(const Domain& domain, const Communicator& comm) {
+Neighbourhood build_neighbourhood(const Domain& domain, const sfc::CurveSpace& space,
+                                  const Communicator& comm) {
   Neighbourhood nb;
   nb.rank = comm.rank();
-  nb.partition = exchange_partition(domain, comm);
+  nb.partition = exchange_partition(domain, space, comm);
 
   std::map<int, std::vector<octree::Key>> outgoing;
   for (const octree::Key& k : domain.leaves.keys()) {

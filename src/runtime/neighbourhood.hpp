@@ -21,11 +21,13 @@ struct Neighbourhood {
   bool is_local(std::size_t i) const { return owner[i] == rank; }
 };
 
-// The partition from every rank's first leaf (one allgather of a key per rank).
-sfc::Partition exchange_partition(const Domain& domain, const Communicator& comm);
+// The partition from every rank's first curve position (one allgather of a position per rank).
+sfc::Partition exchange_partition(const Domain& domain, const sfc::CurveSpace& space,
+                                  const Communicator& comm);
 
 // Collective. Each rank sends the keys of its leaves on a rank boundary to the ranks that may
 // own leaves across those faces; what arrives is the ghost layer.
-Neighbourhood build_neighbourhood(const Domain& domain, const Communicator& comm);
+Neighbourhood build_neighbourhood(const Domain& domain, const sfc::CurveSpace& space,
+                                  const Communicator& comm);
 
 }  // namespace miniamr::runtime

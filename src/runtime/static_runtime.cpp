@@ -20,11 +20,12 @@ constexpr int kAll = 0, kSelfContained = 1, kNeedsRemote = 2;
 
 }  // namespace
 
-StaticRuntime::StaticRuntime(MPI_Comm parent, HaloOptions options)
+StaticRuntime::StaticRuntime(MPI_Comm parent, StaticOptions options)
     : comm_(parent), options_(options), mailbox_(comm_) {}
 
 void StaticRuntime::mesh_changed(const Domain& domain) {
-  const Neighbourhood nb = build_neighbourhood(domain, comm_);
+  const Neighbourhood nb =
+      build_neighbourhood(domain, sfc::CurveSpace::make(options_.ownership, domain.grid), comm_);
   mailbox_.set_partition(nb.partition);
   partition_ = nb.partition;
   plan_ = build_ghost_plan(domain, nb);
@@ -34,12 +35,14 @@ void StaticRuntime::mesh_changed(const Domain& domain) {
 }
 
 std::vector<octree::Key> StaticRuntime::initial_roots(const octree::RootGrid& grid) const {
-  const auto all = octree::root_leaves(grid);
+  const octree::LeafSet all(octree::root_leaves(grid));
+  const auto order = sfc::curve_order(all, sfc::CurveSpace::make(options_.ownership, grid));
   const std::vector<std::int64_t> ones(all.size(), 1);
   const auto target = sfc::cut(ones, 0, std::int64_t(all.size()), comm_.size());
   std::vector<octree::Key> mine;
-  for (std::size_t i = 0; i < all.size(); ++i)
-    if (target[i] == comm_.rank()) mine.push_back(all[i]);
+  for (std::size_t p = 0; p < order.size(); ++p)
+    if (target[p] == comm_.rank()) mine.push_back(all[order[p]]);
+  std::sort(mine.begin(), mine.end(), octree::MortonLess{});
   return mine;
 }
 
@@ -164,23 +167,45 @@ void StaticRuntime::advance(Domain& domain, const StageWork& work,
   sweep(domain, work, sums, kAll);
 }
 
+namespace {
+
+// family_start[p] for leaves in curve order: the position of the first leaf of p's family when
+// all 8 are leaves here (siblings are consecutive on any curve), else p.
+std::vector<std::size_t> family_starts(const octree::LeafSet& leaves,
+                                       std::span<const std::size_t> order) {
+  std::vector<std::size_t> start(order.size());
+  for (std::size_t p = 0; p < order.size(); ++p) {
+    const octree::Key& k = leaves[order[p]];
+    const bool continues = p > 0 && k.level > 0 && leaves.family_complete(k) &&
+                           leaves[order[p - 1]].level == k.level &&
+                           octree::parent(leaves[order[p - 1]]) == octree::parent(k);
+    start[p] = continues ? start[p - 1] : p;
+  }
+  return start;
+}
+
+}  // namespace
+
 std::int64_t StaticRuntime::gather_families(Domain& domain) {
   if (comm_.size() == 1) return 0;
-  // The leading run of this rank: the leaves inside the family of its first leaf.
+  const auto& leaves = domain.leaves;
+  const auto order = sfc::curve_order(leaves, partition_.space());
+  // The leading run of this rank along the curve: the leaves inside the family of its first.
   struct Lead {
+    octree::Key first;
     int present = 0;   // the rank holds leaves
     int siblings = 0;  // the run holds only leaves of the first leaf's level
     int whole = 0;     // the run is all the rank holds
   } mine;
-  const auto& leaves = domain.leaves;
   std::size_t run = 0;
   if (!leaves.empty()) {
     mine.present = 1;
-    if (leaves[0].level > 0) {
-      const octree::Key family = octree::parent(leaves[0]);
+    mine.first = leaves[order[0]];
+    if (mine.first.level > 0) {
+      const octree::Key family = octree::parent(mine.first);
       bool same_level = true;
-      while (run < leaves.size() && octree::contains(family, leaves[run])) {
-        same_level = same_level && leaves[run].level == leaves[0].level;
+      while (run < order.size() && octree::contains(family, leaves[order[run]])) {
+        same_level = same_level && leaves[order[run]].level == mine.first.level;
         ++run;
       }
       mine.siblings = same_level ? 1 : 0;
@@ -190,23 +215,22 @@ std::int64_t StaticRuntime::gather_families(Domain& domain) {
   std::vector<Lead> all(std::size_t(comm_.size()));
   MPI_Allgather(&mine, sizeof(Lead), MPI_BYTE, all.data(), sizeof(Lead), MPI_BYTE, comm_.get());
 
-  // A run moves to the rank holding the family's first child when every rank in between holds
-  // nothing but leaves of that family at the same level (they move there too), so ranges stay
-  // in curve order. Otherwise some sibling is refined and the family cannot coarsen anyway.
+  // A run moves to the rank where its family starts when every rank in between holds nothing
+  // but leaves of that family at the same level (they move there too), so ranges stay in curve
+  // order. Otherwise some sibling is refined and the family cannot coarsen anyway.
   std::vector<int> targets(leaves.size(), comm_.rank());
   bool moving = false;
   if (mine.siblings) {
-    const octree::Key& k = leaves[0];
-    const int home = partition_.owner(octree::sibling(k, 0));
+    const octree::Key& k = mine.first;
+    const int home = partition_.owner(octree::parent(k));
     bool clear = home < comm_.rank();
     for (int j = home + 1; clear && j < comm_.rank(); ++j) {
       const Lead& l = all[std::size_t(j)];
-      const octree::Key& first = partition_.firsts()[std::size_t(j)];
-      clear = !l.present || (l.siblings && l.whole && first.level == k.level &&
-                             octree::parent(first) == octree::parent(k));
+      clear = !l.present || (l.siblings && l.whole && l.first.level == k.level &&
+                             octree::parent(l.first) == octree::parent(k));
     }
     if (clear) {
-      std::fill(targets.begin(), targets.begin() + std::ptrdiff_t(run), home);
+      for (std::size_t p = 0; p < run; ++p) targets[order[p]] = home;
       moving = true;
     }
   }
@@ -219,19 +243,18 @@ std::int64_t StaticRuntime::gather_families(Domain& domain) {
 
 std::int64_t StaticRuntime::rebalance(Domain& domain, std::span<const std::int64_t> weights) {
   MINIAMR_TIMED(timers_, kLoadBalance);
+  const auto order = sfc::curve_order(domain.leaves, partition_.space());
+  std::vector<std::int64_t> along(order.size());
   std::int64_t local = 0;
-  for (auto w : weights) local += w;
+  for (std::size_t p = 0; p < order.size(); ++p) local += along[p] = weights[order[p]];
   std::int64_t offset = 0;
   MPI_Exscan(&local, &offset, 1, MPI_INT64_T, MPI_SUM, comm_.get());
   if (comm_.rank() == 0) offset = 0;
   const std::int64_t total = comm_.sum(local);
-  auto targets = sfc::cut(weights, offset, total, comm_.size());
-  std::vector<std::size_t> family_start(domain.leaves.size());
-  for (std::size_t i = 0; i < domain.leaves.size(); ++i) {
-    const octree::Key& k = domain.leaves[i];
-    family_start[i] = domain.leaves.family_complete(k) ? i - std::size_t(k.octant()) : i;
-  }
-  sfc::keep_families_together(targets, family_start);
+  auto cut = sfc::cut(along, offset, total, comm_.size());
+  sfc::keep_families_together(cut, family_starts(domain.leaves, order));
+  std::vector<int> targets(order.size());
+  for (std::size_t p = 0; p < order.size(); ++p) targets[order[p]] = cut[p];
   const std::int64_t sent = migrate(domain, targets, comm_);
   mesh_changed(domain);
   return sent;

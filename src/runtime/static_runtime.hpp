@@ -9,16 +9,18 @@
 #include "runtime/mpi_mailbox.hpp"
 #include "runtime/neighbourhood.hpp"
 #include "runtime/runtime.hpp"
+#include "sfc/curve.hpp"
 
 namespace miniamr::runtime {
 
-struct HaloOptions {
-  bool blocking_send = false;  // MPI_Send instead of MPI_Isend (receives are posted first)
+struct StaticOptions {
+  bool blocking_send = false;  // MPI_Send instead of MPI_Isend (receives posted first)
+  sfc::Curve ownership = sfc::Curve::kMorton;  // the curve whose ranges ranks own
 };
 
 class StaticRuntime final : public Runtime {
  public:
-  explicit StaticRuntime(MPI_Comm parent = MPI_COMM_WORLD, HaloOptions options = {});
+  explicit StaticRuntime(MPI_Comm parent = MPI_COMM_WORLD, StaticOptions options = {});
 
   const Communicator& comm() const override { return comm_; }
   Timers& timers() override { return timers_; }
@@ -39,7 +41,7 @@ class StaticRuntime final : public Runtime {
   void sweep(Domain& domain, const StageWork& work, std::span<stencil::ExactSum> sums, int which);
 
   Communicator comm_;
-  HaloOptions options_;
+  StaticOptions options_;
   Timers timers_;
   MpiMailbox mailbox_;
   sfc::Partition partition_;

@@ -9,29 +9,27 @@ namespace {
 __extension__ typedef __int128 i128;
 }  // namespace
 
-Partition Partition::from_firsts(std::span<const std::optional<octree::Key>> firsts) {
+Partition Partition::from_firsts(const CurveSpace& space,
+                                 std::span<const std::optional<Position>> firsts) {
   Partition p;
+  p.space_ = space;
   p.first_.resize(firsts.size());
-  // Walk backwards so an empty rank takes the first key of the next non-empty one; trailing
-  // empty ranks take a key past the end of every curve.
-  octree::Key next{{~octree::Coord{0}, ~octree::Coord{0}, ~octree::Coord{0}}, octree::kMaxLevel};
+  // Walk backwards so an empty rank takes the first position of the next non-empty one;
+  // trailing empty ranks take a position past the end of the curve.
+  Position next = ~Position(0);
   for (std::size_t r = firsts.size(); r-- > 0;) {
     if (firsts[r]) next = *firsts[r];
     p.first_[r] = next;
   }
-  if (!p.first_.empty()) p.first_[0] = octree::root_key(0, 0, 0);  // rank 0 starts the curve
+  if (!p.first_.empty()) p.first_[0] = 0;  // rank 0 starts the curve
   return p;
 }
 
-int Partition::owner(const octree::Key& k) const {
-  // The last rank whose first key is <= k; among ranks sharing a first key (empty ones), the
+int Partition::owner_at(Position pos) const {
+  // The last rank whose first position is <= pos; among ranks sharing one (empty ones), the
   // last is the one that holds leaves.
-  const auto it = std::upper_bound(first_.begin(), first_.end(), k, octree::MortonLess{});
+  const auto it = std::upper_bound(first_.begin(), first_.end(), pos);
   return std::max(0, int(it - first_.begin()) - 1);
-}
-
-std::pair<int, int> Partition::owners(const octree::Key& region) const {
-  return {owner(region), owner(octree::last_descendant(region))};
 }
 
 std::vector<int> cut(std::span<const std::int64_t> weights, std::int64_t offset, std::int64_t total,

@@ -1,5 +1,5 @@
-// Where a block lives: a weighted cut of the Morton curve into P contiguous ranges, and the
-// owner of any key from the P+1 range boundaries alone.
+// Where a block lives: a weighted cut of a space-filling curve into P contiguous ranges, and
+// the owner of any key from the P+1 range boundaries alone.
 #pragma once
 
 #include <cstdint>
@@ -9,42 +9,51 @@
 #include <vector>
 
 #include "octree/key.hpp"
+#include "sfc/curve.hpp"
 
 namespace miniamr::sfc {
 
-// The ranks' ranges along the curve: rank r owns the leaves k with
-// first[r] <= k < first[r+1] (Morton order). An empty rank repeats the next rank's first key.
+// Rank r owns the leaves whose first position p satisfies first[r] <= p < first[r+1]. An
+// empty rank repeats the next rank's first position.
 class Partition {
  public:
   Partition() = default;
-  // `firsts[r]`: the first leaf of rank r, or nothing when r holds no leaf.
-  static Partition from_firsts(std::span<const std::optional<octree::Key>> firsts);
+  // `firsts[r]`: the first position of rank r's leaves, or nothing when r holds no leaf.
+  static Partition from_firsts(const CurveSpace& space,
+                               std::span<const std::optional<Position>> firsts);
 
   int ranks() const { return int(first_.size()); }
-  // The rank whose range contains k (the owner of the leaf k, or of the leaf covering k).
-  int owner(const octree::Key& k) const;
+  const CurveSpace& space() const { return space_; }
+  // The rank whose range contains position p.
+  int owner_at(Position p) const;
+  // The owner of the leaf k, or of the leaf covering k.
+  int owner(const octree::Key& k) const { return owner_at(first_position(k, space_)); }
   // The ranks that may hold leaves inside `region` or the leaf covering it: [lo, hi].
-  std::pair<int, int> owners(const octree::Key& region) const;
-  std::span<const octree::Key> firsts() const { return first_; }
+  std::pair<int, int> owners(const octree::Key& region) const {
+    return {owner_at(first_position(region, space_)), owner_at(last_position(region, space_))};
+  }
 
  private:
-  std::vector<octree::Key> first_;  // one per rank, non-decreasing
+  CurveSpace space_;
+  std::vector<Position> first_;  // one per rank, non-decreasing
 };
 
-// Target rank of each of a rank's leaves for a cut of the curve into `parts` ranges of equal
-// weight. `offset` is the weight of all leaves before this rank's, `total` the weight of all.
-// A leaf goes to the part containing the start of its weight, so targets never decrease
-// along the curve. Integer weights make the cut identical on every rank and for any P.
+// Target rank of each of a rank's leaves (given in curve order) for a cut of the curve into
+// `parts` ranges of equal weight. `offset` is the weight of all leaves before this rank's,
+// `total` the weight of all. A leaf goes to the part containing the start of its weight, so
+// targets never decrease along the curve. Integer weights make the cut identical on every rank
+// and for any P.
 std::vector<int> cut(std::span<const std::int64_t> weights, std::int64_t offset, std::int64_t total,
                      int parts);
 
 // Moves each target of a family that may later coarsen (the 8 children of one parent, all
-// leaves here, consecutive from octant 0) to the target of its first child, so coarsening never
-// needs a migration (p4est's partition for coarsening). `family_start[i]` is the index of leaf
-// i's first sibling when its whole family is here, else i.
+// leaves here, consecutive along the curve) to the target of its first leaf on the curve, so
+// coarsening never needs a migration (p4est's partition for coarsening). `family_start[i]` is
+// the index of the first leaf of i's family when the whole family is here, else i.
 void keep_families_together(std::span<int> targets, std::span<const std::size_t> family_start);
 
-// max - min over the per-rank loads, relative to the mean load: the reference's imbalance test.
+// The reference's imbalance test: max - min over the per-rank loads exceeds one block and,
+// relative to the mean load, `inbalance_percent`.
 bool needs_balance(std::span<const std::int64_t> loads_per_rank, int inbalance_percent);
 
 }  // namespace miniamr::sfc
