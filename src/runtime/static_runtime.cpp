@@ -58,8 +58,8 @@ CommPartners StaticRuntime::comm_partners() const {
   return c;
 }
 
-void StaticRuntime::sweep(Domain& domain, const StageWork& work, std::span<stencil::ExactSum> sums,
-                          int which) {
+void StaticRuntime::sweep(Domain& domain, const StageWork& work, stencil::VarRange vars,
+                          std::span<stencil::ExactSum> sums, int which) {
   MINIAMR_TIMED(timers_, kCompute);
   using Clock = std::chrono::steady_clock;
   for (std::size_t i = 0; i < domain.blocks.size(); ++i) {
@@ -67,7 +67,7 @@ void StaticRuntime::sweep(Domain& domain, const StageWork& work, std::span<stenc
     if (which == kNeedsRemote && !plan_.needs_remote[i]) continue;
     stencil::Block& b = domain.blocks[i];
     const auto t0 = work.measure_cost ? Clock::now() : Clock::time_point{};
-    for (int v = work.vars.v0; v < work.vars.v1; ++v) {
+    for (int v = vars.v0; v < vars.v1; ++v) {
       double s = 0;
       switch (work.stencil) {
         case 7:
@@ -83,88 +83,137 @@ void StaticRuntime::sweep(Domain& domain, const StageWork& work, std::span<stenc
       if (work.checksum) sums[std::size_t(v - work.vars.v0)].add(s);
     }
     if (work.measure_cost) {
+      // Per-stage seconds of the block, summed over the variables of all comm groups.
       const double t = std::chrono::duration<double>(Clock::now() - t0).count();
-      domain.cost[i] = 0.75 * domain.cost[i] + 0.25 * t;
+      if (vars.v0 == 0) stage_cost_[i] = 0;
+      stage_cost_[i] += t;
+      if (vars.v1 == work.num_vars) domain.cost[i] = 0.75 * domain.cost[i] + 0.25 * stage_cost_[i];
     }
   }
 }
 
-void StaticRuntime::exchange(Domain& domain, const StageWork& work, std::span<const int> axes,
-                             bool overlap, std::span<stencil::ExactSum> sums) {
+void StaticRuntime::begin_halo(const Domain& domain, const StageWork& work,
+                               std::span<const int> axes) {
+  MINIAMR_TIMED(timers_, kCommunicate);
   const bool edges = work.stencil != 7;
   const int nv = work.vars.count();
-  const auto& shape = domain.shape;
-  std::vector<MPI_Request> recvs, sends;
-  {
-    MINIAMR_TIMED(timers_, kCommunicate);
-    // Receives first, so every message finds its buffer.
-    for (std::size_t p = 0; p < plan_.peers.size(); ++p) {
-      std::size_t n = 0;
-      for (const int a : axes)
-        for (const RemoteLink& l : plan_.peers[p].recv[std::size_t(a)])
-          n += stencil::packed_size(shape, l.link.relation, a, nv, edges);
-      if (n == 0) continue;
-      recv_buf_[p].resize(n);
-      recvs.emplace_back();
-      MPI_Irecv(recv_buf_[p].data(), int(n), MPI_DOUBLE, plan_.peers[p].rank, kHaloTag, comm_.get(),
-                &recvs.back());
+  recvs_.clear();
+  sends_.clear();
+  // Receives first, so every message finds its buffer.
+  for (std::size_t p = 0; p < plan_.peers.size(); ++p) {
+    std::size_t n = 0;
+    for (const int a : axes)
+      for (const RemoteLink& l : plan_.peers[p].recv[std::size_t(a)])
+        n += stencil::packed_size(domain.shape, l.link.relation, a, nv, edges);
+    if (n == 0) continue;
+    recv_buf_[p].resize(n);
+    recvs_.emplace_back();
+    MPI_Irecv(recv_buf_[p].data(), int(n), MPI_DOUBLE, plan_.peers[p].rank, kHaloTag, comm_.get(),
+              &recvs_.back());
+  }
+  // One aggregated message per neighbour rank, faces in the order both sides derive from keys.
+  for (std::size_t p = 0; p < plan_.peers.size(); ++p) {
+    std::size_t n = 0;
+    for (const int a : axes)
+      for (const RemoteLink& l : plan_.peers[p].send[std::size_t(a)])
+        n += stencil::packed_size(domain.shape, l.link.relation, a, nv, edges);
+    if (n == 0) continue;
+    auto& buf = send_buf_[p];
+    buf.resize(n);
+    std::size_t off = 0;
+    for (const int a : axes)
+      for (const RemoteLink& l : plan_.peers[p].send[std::size_t(a)])
+        off += stencil::pack(domain.blocks[l.block], l.link, work.vars, edges,
+                             std::span(buf).subspan(off));
+    if (options_.blocking_send) {
+      MPI_Send(buf.data(), int(n), MPI_DOUBLE, plan_.peers[p].rank, kHaloTag, comm_.get());
+    } else {
+      sends_.emplace_back();
+      MPI_Isend(buf.data(), int(n), MPI_DOUBLE, plan_.peers[p].rank, kHaloTag, comm_.get(),
+                &sends_.back());
     }
-    // One aggregated message per neighbour rank, faces in the order both sides derive from keys.
-    for (std::size_t p = 0; p < plan_.peers.size(); ++p) {
-      std::size_t n = 0;
-      for (const int a : axes)
-        for (const RemoteLink& l : plan_.peers[p].send[std::size_t(a)])
-          n += stencil::packed_size(shape, l.link.relation, a, nv, edges);
-      if (n == 0) continue;
-      auto& buf = send_buf_[p];
-      buf.resize(n);
-      std::size_t off = 0;
-      for (const int a : axes)
-        for (const RemoteLink& l : plan_.peers[p].send[std::size_t(a)])
-          off += stencil::pack(domain.blocks[l.block], l.link, work.vars, edges,
-                               std::span(buf).subspan(off));
-      if (options_.blocking_send) {
-        MPI_Send(buf.data(), int(n), MPI_DOUBLE, plan_.peers[p].rank, kHaloTag, comm_.get());
-      } else {
-        sends.emplace_back();
-        MPI_Isend(buf.data(), int(n), MPI_DOUBLE, plan_.peers[p].rank, kHaloTag, comm_.get(),
-                  &sends.back());
+  }
+}
+
+void StaticRuntime::fill_local(Domain& domain, stencil::VarRange vars, std::span<const int> axes,
+                               bool edges) {
+  MINIAMR_TIMED(timers_, kCommunicate);
+  // On-rank faces copy block to block, no staging.
+  for (const int a : axes) {
+    for (const LocalLink& l : plan_.local[std::size_t(a)])
+      stencil::fill_direct(domain.blocks[l.dst], domain.blocks[l.src], l.link, vars, edges);
+    for (const BoundaryFace& b : plan_.boundary[std::size_t(a)])
+      stencil::fill_boundary(domain.blocks[b.block], b.face, vars, edges);
+  }
+}
+
+void StaticRuntime::wait_receives() {
+  MINIAMR_TIMED(timers_, kCommunicate);
+  MPI_Waitall(int(recvs_.size()), recvs_.data(), MPI_STATUSES_IGNORE);
+  recvs_.clear();
+}
+
+void StaticRuntime::unpack(Domain& domain, const StageWork& work, stencil::VarRange vars,
+                           std::span<const int> axes) {
+  MINIAMR_TIMED(timers_, kCommunicate);
+  const bool edges = work.stencil != 7;
+  const int nv = work.vars.count();
+  // A link's slice of the message holds its variables one after the other.
+  for (std::size_t p = 0; p < plan_.peers.size(); ++p) {
+    std::size_t off = 0;
+    for (const int a : axes) {
+      for (const RemoteLink& l : plan_.peers[p].recv[std::size_t(a)]) {
+        const std::size_t all = stencil::packed_size(domain.shape, l.link.relation, a, nv, edges);
+        const std::size_t per_var = all / std::size_t(nv);
+        const auto first = std::size_t(vars.v0 - work.vars.v0) * per_var;
+        stencil::unpack(domain.blocks[l.block], l.link, vars, edges,
+                        std::span<const double>(recv_buf_[p]).subspan(off + first));
+        off += all;
       }
     }
-    // On-rank faces copy block to block, no staging.
-    for (const int a : axes) {
-      for (const LocalLink& l : plan_.local[std::size_t(a)])
-        stencil::fill_direct(domain.blocks[l.dst], domain.blocks[l.src], l.link, work.vars, edges);
-      for (const BoundaryFace& b : plan_.boundary[std::size_t(a)])
-        stencil::fill_boundary(domain.blocks[b.block], b.face, work.vars, edges);
-    }
   }
-  if (overlap) sweep(domain, work, sums, kSelfContained);
-  {
-    MINIAMR_TIMED(timers_, kCommunicate);
-    MPI_Waitall(int(recvs.size()), recvs.data(), MPI_STATUSES_IGNORE);
-    for (std::size_t p = 0; p < plan_.peers.size(); ++p) {
-      std::size_t off = 0;
-      for (const int a : axes)
-        for (const RemoteLink& l : plan_.peers[p].recv[std::size_t(a)])
-          off += stencil::unpack(domain.blocks[l.block], l.link, work.vars, edges,
-                                 std::span<const double>(recv_buf_[p]).subspan(off));
-    }
-    MPI_Waitall(int(sends.size()), sends.data(), MPI_STATUSES_IGNORE);
-  }
-  if (overlap) sweep(domain, work, sums, kNeedsRemote);
+}
+
+void StaticRuntime::end_halo() {
+  MINIAMR_TIMED(timers_, kCommunicate);
+  MPI_Waitall(int(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE);
+  sends_.clear();
 }
 
 void StaticRuntime::advance(Domain& domain, const StageWork& work,
                             std::span<stencil::ExactSum> sums) {
+  if (work.measure_cost) stage_cost_.resize(domain.blocks.size(), 0.0);
   if (work.stencil == 7) {
-    // Face ghosts only: all three axes in one round, overlapped with the self-contained blocks.
-    exchange(domain, work, kAllAxes, /*overlap=*/true, sums);
+    // Face ghosts only: all axes in one message round. Then one variable at a time, its ghosts
+    // filled and its stencil applied while it is still in cache; the first variable's
+    // self-contained blocks are swept while the messages are in flight.
+    begin_halo(domain, work, kAllAxes);
+    for (int v = work.vars.v0; v < work.vars.v1; ++v) {
+      const stencil::VarRange one{v, v + 1};
+      fill_local(domain, one, kAllAxes, false);
+      if (v == work.vars.v0) {
+        sweep(domain, work, one, sums, kSelfContained);
+        wait_receives();
+        unpack(domain, work, one, kAllAxes);
+        sweep(domain, work, one, sums, kNeedsRemote);
+      } else {
+        unpack(domain, work, one, kAllAxes);
+        sweep(domain, work, one, sums, kAll);
+      }
+    }
+    end_halo();
     return;
   }
   // Edges and corners fill in sequence x -> y -> z, so each axis completes before the next.
-  for (const int a : kAllAxes) exchange(domain, work, std::span(&a, 1), /*overlap=*/false, sums);
-  sweep(domain, work, sums, kAll);
+  for (const int a : kAllAxes) {
+    const std::span<const int> axis(&a, 1);
+    begin_halo(domain, work, axis);
+    fill_local(domain, work.vars, axis, true);
+    wait_receives();
+    unpack(domain, work, work.vars, axis);
+    end_halo();
+  }
+  sweep(domain, work, work.vars, sums, kAll);
 }
 
 namespace {

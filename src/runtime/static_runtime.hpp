@@ -34,11 +34,18 @@ class StaticRuntime final : public Runtime {
   std::string name() const override { return "static"; }
 
  private:
-  // Ghost fill of `work.vars` over the faces of `axes`; with `overlap`, blocks that need no
-  // remote ghost are swept while the messages are in flight and the rest after.
-  void exchange(Domain& domain, const StageWork& work, std::span<const int> axes, bool overlap,
-                std::span<stencil::ExactSum> sums);
-  void sweep(Domain& domain, const StageWork& work, std::span<stencil::ExactSum> sums, int which);
+  // The halo exchange of one comm group, split into phases (p4est's begin/end style):
+  // post receives and send packed faces; copy on-rank faces; wait; unpack; complete sends.
+  void begin_halo(const Domain& domain, const StageWork& work, std::span<const int> axes);
+  void fill_local(Domain& domain, stencil::VarRange vars, std::span<const int> axes, bool edges);
+  void wait_receives();
+  void unpack(Domain& domain, const StageWork& work, stencil::VarRange vars,
+              std::span<const int> axes);
+  void end_halo();
+  // Applies the stencil to `vars` of all blocks, or only those that need (or need no) remote
+  // ghosts.
+  void sweep(Domain& domain, const StageWork& work, stencil::VarRange vars,
+             std::span<stencil::ExactSum> sums, int which);
 
   Communicator comm_;
   StaticOptions options_;
@@ -48,6 +55,8 @@ class StaticRuntime final : public Runtime {
   GhostPlan plan_;
   std::vector<double> scratch_;
   std::vector<std::vector<double>> send_buf_, recv_buf_;
+  std::vector<MPI_Request> recvs_, sends_;
+  std::vector<double> stage_cost_;  // seconds of each block in the current stage
 };
 
 }  // namespace miniamr::runtime
