@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Bad input must end with one clear message on rank 0, exit status 2 (usage) or 1 (run-time
+failure), no crash, no hang and no results file. Runs every case on 2 ranks.
+
+  check_errors.py --miniamr BIN --inputs DIR
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+SPHERE = ["--object", "2", "0", "0.5", "0.5", "0.5", "0", "0", "0", "0.3", "0.3", "0.3", "0", "0", "0"]
+
+# (arguments, expected status, text the message must contain)
+CASES = [
+    (["--nz_", "4"], 2, "unknown option '--nz_' (did you mean '--nz'?)"),
+    (["--nx"], 2, "missing value for --nx"),
+    (["--nx", "abc"], 2, "--nx expects an integer, got 'abc'"),
+    (["--nx", "3.9"], 2, "--nx expects an integer, got '3.9'"),
+    (["--nx", "7"], 2, "--nx must be a positive even number"),
+    (["--nx", "-4"], 2, "--nx must be a positive even number"),
+    (["--object", "2", "0", "1"], 2, "expects 14 values"),
+    (["--stencil", "5"], 2, "--stencil must be 0, 7 or 27"),
+    (["--num_refine", "25"], 2, "--num_refine must be between 0 and 20"),
+    (["--time", "0"], 2, "--time must be positive"),
+    (["--comm_vars", "-1"], 2, "--comm_vars"),
+    (["--num_objects", "2"] + SPHERE, 2, "fewer --object than --num_objects"),
+    (["/nonexistent/deck.deck"], 2, "cannot read deck file"),
+    (["DECK_WITH_TYPO"], 2, "unknown key 'nxx' (did you mean 'nx'?)"),
+    (["--num_vars", "1", "--num_refine", "2", "--uniform_refine", "1", "--max_blocks", "4",
+      "--nx", "4", "--ny", "4", "--nz", "4"], 1, "more than --max_blocks 4"),
+    (["--num_vars", "1", "--num_refine", "2", "--error_tol", "40", "--nx", "4", "--ny", "4",
+      "--nz", "4", "--num_tsteps", "1", "--checksum_freq", "1", "--num_objects", "1"] + SPHERE,
+     1, "difference too large"),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--miniamr", required=True)
+    a = ap.parse_args()
+    env = dict(os.environ)
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+    failures = 0
+    with tempfile.TemporaryDirectory() as work:
+        typo = os.path.join(work, "typo.deck")
+        with open(typo, "w") as f:
+            f.write("# a deck with a misspelt key\nnum_refine = 1\nnxx = 8\n")
+        for args, status, text in CASES:
+            args = [typo if x == "DECK_WITH_TYPO" else x for x in args]
+            cmd = ["mpirun", "-q", "-np", "2", "--oversubscribe", os.path.abspath(a.miniamr)] + args
+            try:
+                run = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True,
+                                     timeout=120)
+            except subprocess.TimeoutExpired:
+                print(f"FAIL (hang) {' '.join(args)}")
+                failures += 1
+                continue
+            problems = []
+            if run.returncode != status:
+                problems.append(f"exit status {run.returncode}, want {status}")
+            if run.stderr.count(text) != 1:
+                problems.append(f"stderr should hold {text!r} exactly once")
+            if "MPI_ABORT" in run.stderr or "Segmentation" in run.stderr or "signal" in run.stderr:
+                problems.append("abort or signal banner")
+            if os.path.exists(os.path.join(work, "results.yaml")):
+                problems.append("results.yaml written")
+            if problems:
+                failures += 1
+                print(f"FAIL {' '.join(args)}: {'; '.join(problems)}\n--- stdout\n{run.stdout[-2000:]}"
+                      f"\n--- stderr\n{run.stderr[-2000:]}")
+            else:
+                print(f"ok   {' '.join(args)} -> {status}")
+    print(f"{len(CASES) - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
