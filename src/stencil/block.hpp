@@ -51,7 +51,9 @@ class Block {
   Block& operator=(Block&&) noexcept = default;
 
   const BlockShape& shape() const { return shape_; }
-  std::span<double> var(int v) { return {data_.get() + std::size_t(v) * shape_.var_stride(), shape_.cells()}; }
+  std::span<double> var(int v) {
+    return {data_.get() + std::size_t(v) * shape_.var_stride(), shape_.cells()};
+  }
   std::span<const double> var(int v) const {
     return {data_.get() + std::size_t(v) * shape_.var_stride(), shape_.cells()};
   }
