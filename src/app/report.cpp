@@ -11,6 +11,7 @@
 
 #include "app/errors.hpp"
 #include "app/objects.hpp"
+#include "runtime/static_runtime.hpp"
 
 namespace miniamr::app {
 
@@ -71,6 +72,7 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
   r.final_objects = sim.objects();
   r.runtime_name = rt.name();
   r.ranks = comm.size();
+  r.threads = runtime::thread_count();
   r.stats = sim.stats();
   r.max_blocks = comm.max(sim.stats().max_blocks_rank);
   r.total = runtime::spread(comm, t.get(Phase::kTotal));
@@ -102,9 +104,10 @@ void print_report(std::FILE* out, const Report& r) {
   line("");
   line("          miniamr (Mantevo miniAMR 1.7.0 compatible)");
   line("");
-  line(fmt::format("Run on {} ranks, {} runtime, rank grid {} x {} x {}, root blocks {} x {} x {}",
-                   r.ranks, r.runtime_name, c.npx, c.npy, c.npz, c.npx * c.init_x, c.npy * c.init_y,
-                   c.npz * c.init_z));
+  line(fmt::format(
+      "Run on {} ranks x {} threads, {} runtime, rank grid {} x {} x {}, root blocks {} x {} x {}",
+      r.ranks, r.threads, r.runtime_name, c.npx, c.npy, c.npz, c.npx * c.init_x, c.npy * c.init_y,
+      c.npz * c.init_z));
   line(fmt::format("Block size {} x {} x {}, {} variables, comm_vars {}, stencil {}", c.nx, c.ny,
                    c.nz, c.num_vars, c.effective_comm_vars(), c.stencil));
   line(fmt::format("Levels of refinement {}, blocks can change by {} levels per refinement step",
@@ -187,6 +190,7 @@ std::string results_yaml(const Report& r) {
   kv("compatible_with", "Mantevo miniAMR 1.7.0");
   kv("runtime", r.runtime_name);
   kv("ranks", r.ranks);
+  kv("threads", r.threads);
   kv("npx", c.npx);
   kv("npy", c.npy);
   kv("npz", c.npz);

@@ -18,6 +18,7 @@ struct Report {
   std::vector<Object> final_objects;
   std::string runtime_name;
   int ranks = 1;
+  int threads = 1;  // OpenMP threads per rank
   RunStats stats;
   std::int64_t max_blocks = 0;  // peak blocks on any rank
   // min / avg / max over ranks of each phase, seconds.

@@ -1,6 +1,11 @@
 #include "app/run.hpp"
 
 #include <cstdio>
+#include <cstdlib>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <string>
 #include <vector>
 
@@ -80,6 +85,11 @@ int run_checked(const std::vector<std::string>& args, bool root) {
 
 int run(int argc, char** argv) {
   runtime::MpiEnvironment mpi(argc, argv);
+#ifdef _OPENMP
+  // Threads come from OMP_NUM_THREADS only: OpenMP's own default (every core) would put
+  // several ranks' threads on the same cores.
+  if (std::getenv("OMP_NUM_THREADS") == nullptr) omp_set_num_threads(1);
+#endif
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const bool root = rank == 0;

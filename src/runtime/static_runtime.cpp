@@ -3,12 +3,32 @@
 #include <algorithm>
 #include <chrono>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "runtime/migrate.hpp"
 #include "sfc/partition.hpp"
 #include "stencil/plane_sweep.hpp"
 #include "stencil/stencil_kernels.hpp"
 
 namespace miniamr::runtime {
+
+int thread_count() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+int thread_index() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
 
 namespace {
 
@@ -29,7 +49,8 @@ void StaticRuntime::mesh_changed(const Domain& domain) {
   mailbox_.set_partition(nb.partition);
   partition_ = nb.partition;
   plan_ = build_ghost_plan(domain, nb);
-  scratch_.resize(stencil::stencil_scratch_size(domain.shape));
+  scratch_.resize(std::size_t(thread_count()));
+  for (auto& s : scratch_) s.resize(stencil::stencil_scratch_size(domain.shape));
   send_buf_.resize(plan_.peers.size());
   recv_buf_.resize(plan_.peers.size());
 }
@@ -62,33 +83,54 @@ void StaticRuntime::sweep(Domain& domain, const StageWork& work, stencil::VarRan
                           std::span<stencil::ExactSum> sums, int which) {
   MINIAMR_TIMED(timers_, kCompute);
   using Clock = std::chrono::steady_clock;
-  for (std::size_t i = 0; i < domain.blocks.size(); ++i) {
-    if (which == kSelfContained && plan_.needs_remote[i]) continue;
-    if (which == kNeedsRemote && !plan_.needs_remote[i]) continue;
-    stencil::Block& b = domain.blocks[i];
-    const auto t0 = work.measure_cost ? Clock::now() : Clock::time_point{};
-    for (int v = vars.v0; v < vars.v1; ++v) {
-      double s = 0;
-      switch (work.stencil) {
-        case 7:
-          s = stencil::stencil7(b, v, scratch_);
-          break;
-        case 27:
-          s = stencil::stencil27(b, v, scratch_);
-          break;
-        default:
-          s = stencil::stencil_variable(b, v, work.calc_stage, *work.coeffs, scratch_);
-          break;
+  const auto selected = [&](std::size_t i) {
+    return which == kAll || (which == kNeedsRemote) == (plan_.needs_remote[i] != 0);
+  };
+  const auto nv = std::size_t(vars.count());
+  const auto n = std::ptrdiff_t(domain.blocks.size());
+  if (work.checksum) block_sums_.resize(domain.blocks.size() * nv);
+    // Threads share the blocks; each block's sums go to its own slot and are added in block
+    // order afterwards (exact sums would not mind the order anyway), so the results are bitwise
+    // the same for any thread count.
+#pragma omp parallel
+  {
+    std::vector<double>& scratch = scratch_[std::size_t(thread_index())];
+#pragma omp for schedule(dynamic, 2)
+    for (std::ptrdiff_t ii = 0; ii < n; ++ii) {
+      const auto i = std::size_t(ii);
+      if (!selected(i)) continue;
+      stencil::Block& b = domain.blocks[i];
+      const auto t0 = work.measure_cost ? Clock::now() : Clock::time_point{};
+      for (int v = vars.v0; v < vars.v1; ++v) {
+        double s = 0;
+        switch (work.stencil) {
+          case 7:
+            s = stencil::stencil7(b, v, scratch);
+            break;
+          case 27:
+            s = stencil::stencil27(b, v, scratch);
+            break;
+          default:
+            s = stencil::stencil_variable(b, v, work.calc_stage, *work.coeffs, scratch);
+            break;
+        }
+        if (work.checksum) block_sums_[i * nv + std::size_t(v - vars.v0)] = s;
       }
-      if (work.checksum) sums[std::size_t(v - work.vars.v0)].add(s);
+      if (work.measure_cost) {
+        // Per-stage seconds of the block, summed over the variables of all comm groups.
+        const double t = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (vars.v0 == 0) stage_cost_[i] = 0;
+        stage_cost_[i] += t;
+        if (vars.v1 == work.num_vars)
+          domain.cost[i] = 0.75 * domain.cost[i] + 0.25 * stage_cost_[i];
+      }
     }
-    if (work.measure_cost) {
-      // Per-stage seconds of the block, summed over the variables of all comm groups.
-      const double t = std::chrono::duration<double>(Clock::now() - t0).count();
-      if (vars.v0 == 0) stage_cost_[i] = 0;
-      stage_cost_[i] += t;
-      if (vars.v1 == work.num_vars) domain.cost[i] = 0.75 * domain.cost[i] + 0.25 * stage_cost_[i];
-    }
+  }
+  if (!work.checksum) return;
+  for (std::size_t i = 0; i < domain.blocks.size(); ++i) {
+    if (!selected(i)) continue;
+    for (std::size_t v = 0; v < nv; ++v)
+      sums[std::size_t(vars.v0 - work.vars.v0) + v].add(block_sums_[i * nv + v]);
   }
 }
 
@@ -138,12 +180,24 @@ void StaticRuntime::begin_halo(const Domain& domain, const StageWork& work,
 void StaticRuntime::fill_local(Domain& domain, stencil::VarRange vars, std::span<const int> axes,
                                bool edges) {
   MINIAMR_TIMED(timers_, kCommunicate);
-  // On-rank faces copy block to block, no staging.
+  // On-rank faces copy block to block, no staging. Links of one axis write disjoint ghost
+  // cells (four fine senders fill four quarters of a coarse face), so threads may share them.
   for (const int a : axes) {
-    for (const LocalLink& l : plan_.local[std::size_t(a)])
-      stencil::fill_direct(domain.blocks[l.dst], domain.blocks[l.src], l.link, vars, edges);
-    for (const BoundaryFace& b : plan_.boundary[std::size_t(a)])
-      stencil::fill_boundary(domain.blocks[b.block], b.face, vars, edges);
+    const auto& links = plan_.local[std::size_t(a)];
+    const auto& bounds = plan_.boundary[std::size_t(a)];
+#pragma omp parallel
+    {
+#pragma omp for schedule(static) nowait
+      for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(links.size()); ++k) {
+        const LocalLink& l = links[std::size_t(k)];
+        stencil::fill_direct(domain.blocks[l.dst], domain.blocks[l.src], l.link, vars, edges);
+      }
+#pragma omp for schedule(static)
+      for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(bounds.size()); ++k) {
+        const BoundaryFace& b = bounds[std::size_t(k)];
+        stencil::fill_boundary(domain.blocks[b.block], b.face, vars, edges);
+      }
+    }
   }
 }
 

@@ -13,6 +13,10 @@
 
 namespace miniamr::runtime {
 
+// OpenMP threads of this rank (1 without OpenMP) and the calling thread's index.
+int thread_count();
+int thread_index();
+
 struct StaticOptions {
   bool blocking_send = false;  // MPI_Send instead of MPI_Isend (receives posted first)
   sfc::Curve ownership = sfc::Curve::kMorton;  // the curve whose ranges ranks own
@@ -53,7 +57,8 @@ class StaticRuntime final : public Runtime {
   MpiMailbox mailbox_;
   sfc::Partition partition_;
   GhostPlan plan_;
-  std::vector<double> scratch_;
+  std::vector<std::vector<double>> scratch_;  // one per thread
+  std::vector<double> block_sums_;            // per block and variable of one sweep
   std::vector<std::vector<double>> send_buf_, recv_buf_;
   std::vector<MPI_Request> recvs_, sends_;
   std::vector<double> stage_cost_;  // seconds of each block in the current stage

@@ -39,7 +39,9 @@ def main():
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
     env.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
-    cmd = ["mpirun", "-np", str(a.np), "--oversubscribe", os.path.abspath(a.miniamr)]
+    # No binding: with OMP_NUM_THREADS > 1 a rank's threads need more than one core.
+    cmd = ["mpirun", "-np", str(a.np), "--oversubscribe", "--bind-to", "none",
+           os.path.abspath(a.miniamr)]
     if a.deck:
         cmd.append(os.path.abspath(a.deck))
     cmd += [x for x in a.extra if x != "--"]
