@@ -1,0 +1,300 @@
+// Micro-benchmarks of miniamr's kernels (Google Benchmark). Built by default, never run by the
+// tests. Rates: bytes/s counts the doubles a kernel must read and write (8 bytes each; a stencil
+// update is one read and one write, 16 bytes), items/s counts what the name says (cell-variable
+// updates, ghost cell-variables, keys, lookups, weights).
+//
+//   build-bench/bench/miniamr_bench --benchmark_filter=Stencil
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "octree/key.hpp"
+#include "octree/leaf_set.hpp"
+#include "runtime/migrate.hpp"
+#include "sfc/partition.hpp"
+#include "sphere_octree.hpp"
+#include "stencil/block.hpp"
+#include "stencil/ghost_fill.hpp"
+#include "stencil/plane_sweep.hpp"
+#include "stencil/stencil_kernels.hpp"
+
+namespace {
+
+using namespace miniamr;
+using stencil::Block;
+using stencil::BlockShape;
+using stencil::GhostRelation;
+
+// Every cell (ghosts included) set to a value in [1, 2): averaging keeps them there, so no
+// denormals or overflow however long a benchmark iterates.
+Block make_block(const BlockShape& shape, std::uint64_t seed) {
+  Block b(shape);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(1.0, 2.0);
+  for (std::size_t i = 0; i < shape.doubles(); ++i) b.data()[i] = u(rng);
+  return b;
+}
+
+BlockShape cube(int n, int vars) {
+  return BlockShape{n, n, n, vars};
+}
+
+// ---- stencils: one block, every variable per iteration ----------------------------------------
+
+template <double (*Kernel)(Block&, int, std::span<double>)>
+void BM_Stencil(benchmark::State& state) {
+  const BlockShape shape = cube(int(state.range(0)), int(state.range(1)));
+  Block b = make_block(shape, 1);
+  std::vector<double> scratch(stencil::stencil_scratch_size(shape));
+  for (auto _ : state) {
+    double sum = 0;
+    for (int v = 0; v < shape.num_vars; ++v) sum += Kernel(b, v, scratch);
+    benchmark::DoNotOptimize(sum);
+  }
+  const auto updates = std::int64_t(shape.interior_cells()) * shape.num_vars;
+  state.SetItemsProcessed(state.iterations() * updates);
+  state.SetBytesProcessed(state.iterations() * updates * 16);
+}
+BENCHMARK(BM_Stencil<stencil::stencil7>)
+    ->Name("BM_Stencil7")
+    ->ArgNames({"nx", "vars"})
+    ->ArgsProduct({{8, 16, 32}, {1, 40}});
+BENCHMARK(BM_Stencil<stencil::stencil27>)
+    ->Name("BM_Stencil27")
+    ->ArgNames({"nx", "vars"})
+    ->ArgsProduct({{8, 16, 32}, {1, 40}});
+
+// ---- ghost fills of one face, 40 variables ----------------------------------------------------
+
+enum Fill { kSame, kCoarseToFine, kFineToCoarse, kBoundary, kPackUnpack };
+
+// Doubles read + written for one face of `vars` variables (f = interior cells of the face).
+std::int64_t fill_traffic(Fill kind, std::int64_t f) {
+  switch (kind) {
+    case kSame:
+    case kBoundary:
+      return 2 * f;  // read the adjacent layer, write the ghosts
+    case kCoarseToFine:
+    case kFineToCoarse:
+      return f + f / 4;  // one side is a quarter face
+    case kPackUnpack:
+      return 4 * f;  // into the buffer, out of it
+  }
+  return 0;
+}
+
+template <Fill kind>
+void BM_GhostFill(benchmark::State& state) {
+  const int n = int(state.range(0));
+  const int face = int(state.range(1));
+  const BlockShape shape = cube(n, 40);
+  Block dst = make_block(shape, 2);
+  const Block src = make_block(shape, 3);
+  const stencil::VarRange vars{0, shape.num_vars};
+  stencil::FaceLink link{GhostRelation::kSameLevel, face, {1, 0}};
+  if (kind == kCoarseToFine) link.relation = GhostRelation::kCoarseToFine;
+  if (kind == kFineToCoarse) link.relation = GhostRelation::kFineToCoarse;
+  std::vector<double> buffer(
+      stencil::packed_size(shape, link.relation, face / 2, shape.num_vars, false));
+  for (auto _ : state) {
+    if constexpr (kind == kBoundary) {
+      stencil::fill_boundary(dst, face, vars, false);
+    } else if constexpr (kind == kPackUnpack) {
+      stencil::pack(src, link, vars, false, buffer);
+      stencil::unpack(dst, link, vars, false, buffer);
+    } else {
+      stencil::fill_direct(dst, src, link, vars, false);
+    }
+    benchmark::ClobberMemory();
+  }
+  const std::int64_t f = std::int64_t(n) * n * shape.num_vars;  // ghost cell-variables
+  state.SetItemsProcessed(state.iterations() * f);
+  state.SetBytesProcessed(state.iterations() * fill_traffic(kind, f) * 8);
+}
+// Faces +x, +y, +z: the ghost plane is contiguous on x, strided rows on y, single cells on z.
+#define MINIAMR_GHOST_BENCH(kind, name) \
+  BENCHMARK(BM_GhostFill<kind>)         \
+      ->Name(name)                      \
+      ->ArgNames({"nx", "face"})        \
+      ->ArgsProduct({{8, 16}, {1, 3, 5}})
+MINIAMR_GHOST_BENCH(kSame, "BM_FillDirectSame");
+MINIAMR_GHOST_BENCH(kCoarseToFine, "BM_FillDirectCoarseToFine");
+MINIAMR_GHOST_BENCH(kFineToCoarse, "BM_FillDirectFineToCoarse");
+MINIAMR_GHOST_BENCH(kBoundary, "BM_FillBoundary");
+MINIAMR_GHOST_BENCH(kPackUnpack, "BM_PackUnpackSame");
+#undef MINIAMR_GHOST_BENCH
+
+// ---- keys -------------------------------------------------------------------------------------
+
+// Valid keys of the unit cube at random levels 1..kMaxLevel-1 (so child() is always allowed).
+std::vector<octree::Key> random_keys(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<octree::Key> keys(n);
+  for (auto& k : keys) {
+    k.level = std::int8_t(1 + rng() % (octree::kMaxLevel - 1));
+    for (int d = 0; d < 3; ++d)
+      k.x[std::size_t(d)] = octree::Coord(rng() & ((1u << k.level) - 1))
+                            << (octree::kMaxLevel - k.level);
+  }
+  return keys;
+}
+
+void BM_MortonSort(benchmark::State& state) {
+  const auto keys = random_keys(std::size_t(state.range(0)), 4);
+  std::vector<octree::Key> work;
+  for (auto _ : state) {
+    state.PauseTiming();
+    work = keys;
+    state.ResumeTiming();
+    std::sort(work.begin(), work.end(), octree::MortonLess{});
+    benchmark::DoNotOptimize(work.data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_MortonSort)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+void BM_KeyChildParent(benchmark::State& state) {
+  const auto keys = random_keys(100000, 5);
+  for (auto _ : state) {
+    std::uint32_t acc = 0;
+    int o = 0;
+    for (const auto& k : keys) {
+      const octree::Key c = octree::child(k, o++ & 7);
+      const octree::Key p = octree::parent(c);
+      acc += c.x[0] ^ p.x[1] ^ std::uint32_t(p.level);
+    }
+    benchmark::DoNotOptimize(acc);
+  }
+  state.SetItemsProcessed(state.iterations() * std::int64_t(keys.size()));  // child+parent pairs
+}
+BENCHMARK(BM_KeyChildParent);
+
+void BM_FaceNeighbour(benchmark::State& state) {
+  const auto keys = random_keys(100000, 6);
+  const octree::RootGrid grid{};
+  for (auto _ : state) {
+    std::uint32_t acc = 0;
+    for (const auto& k : keys)
+      for (const auto f : octree::kFaces)
+        if (const auto n = octree::face_neighbour(k, f, grid)) acc += n->x[0] ^ n->x[2];
+    benchmark::DoNotOptimize(acc);
+  }
+  state.SetItemsProcessed(state.iterations() * std::int64_t(keys.size()) * 6);
+}
+BENCHMARK(BM_FaceNeighbour);
+
+// ---- neighbour lookup on a balanced sphere mesh ------------------------------------------------
+
+// The unit cube refined around the sphere |p - 0.5| = 0.3 down to `level`, 2:1 face balanced.
+const octree::LeafSet& sphere_mesh(int level) {
+  static std::vector<std::pair<int, octree::LeafSet>> cache;
+  for (const auto& [l, set] : cache)
+    if (l == level) return set;
+  auto keys = bench::balance_faces(bench::refine_sphere_surface(level, 0.5, 0.5, 0.5, 0.3));
+  cache.emplace_back(level, octree::LeafSet(std::move(keys)));
+  return cache.back().second;
+}
+
+void BM_LeafSetAcross(benchmark::State& state) {
+  const octree::LeafSet& leaves = sphere_mesh(int(state.range(0)));
+  const octree::RootGrid grid{};
+  for (auto _ : state) {
+    int acc = 0;
+    for (const auto& k : leaves.keys())
+      for (const auto f : octree::kFaces) acc += leaves.across(k, f, grid).count;
+    benchmark::DoNotOptimize(acc);
+  }
+  state.counters["leaves"] = double(leaves.size());
+  state.SetItemsProcessed(state.iterations() * std::int64_t(leaves.size()) * 6);
+}
+// 3, 5 and 7 levels of refinement around the sphere below the one root (288, 4432 and 75160
+// leaves once balanced).
+BENCHMARK(BM_LeafSetAcross)
+    ->ArgName("level")
+    ->Arg(3)
+    ->Arg(5)
+    ->Arg(7)
+    ->Unit(benchmark::kMicrosecond);
+
+// ---- the bench-only octree algorithms (see sphere_octree.hpp) ---------------------------------
+
+void BM_RefineSphere(benchmark::State& state) {
+  const int level = int(state.range(0));
+  std::size_t n = 0;
+  for (auto _ : state) {
+    n = bench::refine_sphere_surface(level, 0.5, 0.5, 0.5, 0.3).size();
+    benchmark::DoNotOptimize(n);
+  }
+  state.counters["octants"] = double(n);
+  state.SetItemsProcessed(state.iterations() * std::int64_t(n));
+}
+BENCHMARK(BM_RefineSphere)->ArgName("level")->Arg(7)->Unit(benchmark::kMillisecond);
+
+void BM_BalanceFaces(benchmark::State& state) {
+  const auto refined = bench::refine_sphere_surface(int(state.range(0)), 0.5, 0.5, 0.5, 0.3);
+  std::size_t n = 0;
+  for (auto _ : state) {
+    n = bench::balance_faces(refined).size();
+    benchmark::DoNotOptimize(n);
+  }
+  state.counters["octants"] = double(n);
+  state.SetItemsProcessed(state.iterations() * std::int64_t(n));
+}
+BENCHMARK(BM_BalanceFaces)->ArgName("level")->Arg(7)->Unit(benchmark::kMillisecond);
+
+// ---- partition --------------------------------------------------------------------------------
+
+void BM_SfcCut(benchmark::State& state) {
+  const std::size_t n = 1000000;
+  std::mt19937_64 rng(7);
+  std::vector<std::int64_t> weights(n);
+  std::int64_t total = 0;
+  for (auto& w : weights) total += (w = std::int64_t(1 + rng() % 1000));
+  const int parts = int(state.range(0));
+  for (auto _ : state) {
+    auto targets = sfc::cut(weights, 0, total, parts);
+    benchmark::DoNotOptimize(targets.data());
+  }
+  state.SetItemsProcessed(state.iterations() * std::int64_t(n));
+}
+BENCHMARK(BM_SfcCut)->ArgName("parts")->Arg(2)->Arg(64)->Unit(benchmark::kMillisecond);
+
+// ---- migration wire format: one 16^3 x 40 block -----------------------------------------------
+
+void BM_PackBlock(benchmark::State& state) {
+  const BlockShape shape = cube(16, 40);
+  const Block b = make_block(shape, 8);
+  std::vector<std::byte> buf(runtime::packed_block_bytes(shape));
+  const octree::Key key = octree::child(octree::root_key(0, 0, 0), 3);
+  for (auto _ : state) {
+    runtime::pack_block(key, 1.5, b, buf.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * std::int64_t(buf.size()));
+}
+BENCHMARK(BM_PackBlock);
+
+void BM_UnpackBlock(benchmark::State& state) {
+  const BlockShape shape = cube(16, 40);
+  const Block src = make_block(shape, 9);
+  Block dst(shape);
+  std::vector<std::byte> buf(runtime::packed_block_bytes(shape));
+  runtime::pack_block(octree::child(octree::root_key(0, 0, 0), 5), 2.5, src, buf.data());
+  for (auto _ : state) {
+    octree::Key key;
+    double cost = 0;
+    runtime::unpack_block(buf.data(), key, cost, dst);
+    benchmark::DoNotOptimize(cost);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * std::int64_t(buf.size()));
+}
+BENCHMARK(BM_UnpackBlock);
+
+}  // namespace
+
+BENCHMARK_MAIN();
