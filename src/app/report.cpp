@@ -59,8 +59,11 @@ double Report::gflops() const {
 }
 
 double Report::cell_var_updates_per_s() const {
-  const double t = compute.avg + communicate.avg;
-  return t > 0 ? double(cell_var_updates) / t : 0.0;
+  return stage_seconds_max > 0 ? double(cell_var_updates) / stage_seconds_max : 0.0;
+}
+
+double Report::effective_bandwidth_gbs() const {
+  return 16.0 * cell_var_updates_per_s() / 1e9;
 }
 
 Report gather_report(const Config& config, const Simulation& sim, runtime::Runtime& rt) {
@@ -83,6 +86,8 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
   r.load_balance = runtime::spread(comm, t.get(Phase::kLoadBalance));
   r.init = runtime::spread(comm, t.get(Phase::kInit));
   r.cell_var_updates = comm.sum(sim.stats().cell_var_updates_rank);
+  r.stage_seconds_max =
+      comm.max(t.get(Phase::kCompute) + t.get(Phase::kCommunicate) + t.get(Phase::kChecksum));
   r.peak_rss_max = comm.max(peak_rss_bytes());
   r.field_bytes_max = double(r.max_blocks) * double(sim.domain().shape.doubles() * sizeof(double));
   return r;
@@ -154,8 +159,10 @@ void print_report(std::FILE* out, const Report& r) {
   timing("  load balance", r.load_balance);
   timing("  initialisation", r.init);
   line("");
-  line(fmt::format("Cell-variable updates {} ({:.4g} per second), {:f} GFLOPS", r.cell_var_updates,
-                   r.cell_var_updates_per_s(), r.gflops()));
+  line(fmt::format(
+      "Cell-variable updates {}, {:.4g} per second in stages, effective bandwidth "
+      "{:.2f} GB/s (16 B per update), {:f} GFLOPS",
+      r.cell_var_updates, r.cell_var_updates_per_s(), r.effective_bandwidth_gbs(), r.gflops()));
   line(fmt::format("Refinement steps {}, blocks split {}, families coarsened {}, closure rounds {}",
                    r.stats.refine_steps, r.stats.blocks_split, r.stats.blocks_reformed,
                    r.stats.closure_rounds));
@@ -259,7 +266,9 @@ std::string results_yaml(const Report& r) {
   kv("blocks_moved_lb", r.stats.blocks_moved_lb);
   kv("blocks_moved_coarsen", r.stats.blocks_moved_coarsen);
   kv("cell_var_updates", r.cell_var_updates);
+  kv("stage_time_max", r.stage_seconds_max);
   kv("cell_var_updates_per_s", r.cell_var_updates_per_s());
+  kv("effective_bandwidth_gbs", r.effective_bandwidth_gbs());
   kv("peak_rss_max", r.peak_rss_max);
   kv("field_bytes_max", r.field_bytes_max);
   // The phases of the cost model T = T_comp + T_comm + T_ref + T_lb, per rank.

@@ -27,8 +27,10 @@ struct Report {
   double peak_rss_max = 0;            // bytes
   double field_bytes_max = 0;         // bytes of block storage at its peak, max over ranks
   double blocks_per_ts() const;
-  double gflops() const;                  // stencil flops over the average compute time
-  double cell_var_updates_per_s() const;  // over the average time in stages
+  double gflops() const;                   // stencil flops over the average compute time
+  double stage_seconds_max = 0;            // ghosts + stencil + checksums, max over ranks
+  double cell_var_updates_per_s() const;   // over stage_seconds_max
+  double effective_bandwidth_gbs() const;  // 16 bytes (one read, one write) per update
 };
 
 // Collective: every rank calls it; the result is complete on rank 0.
