@@ -35,9 +35,6 @@ namespace {
 constexpr int kHaloTag = 201;
 constexpr int kAllAxes[] = {0, 1, 2};
 
-// Which blocks a sweep covers.
-constexpr int kAll = 0, kSelfContained = 1, kNeedsRemote = 2;
-
 }  // namespace
 
 StaticRuntime::StaticRuntime(MPI_Comm parent, StaticOptions options)
@@ -53,6 +50,7 @@ void StaticRuntime::mesh_changed(const Domain& domain) {
   for (auto& s : scratch_) s.resize(stencil::stencil_scratch_size(domain.shape));
   send_buf_.resize(plan_.peers.size());
   recv_buf_.resize(plan_.peers.size());
+  schedule_ = build_sweep_schedule(plan_, domain.blocks.size(), thread_count());
 }
 
 std::vector<octree::Key> StaticRuntime::initial_roots(const octree::RootGrid& grid) const {
@@ -79,59 +77,95 @@ CommPartners StaticRuntime::comm_partners() const {
   return c;
 }
 
-void StaticRuntime::sweep(Domain& domain, const StageWork& work, stencil::VarRange vars,
-                          std::span<stencil::ExactSum> sums, int which) {
-  MINIAMR_TIMED(timers_, kCompute);
+void StaticRuntime::sweep_block(Domain& domain, const StageWork& work, stencil::VarRange vars,
+                                std::size_t i, std::vector<double>& scratch) {
   using Clock = std::chrono::steady_clock;
-  const auto selected = [&](std::size_t i) {
-    return which == kAll || (which == kNeedsRemote) == (plan_.needs_remote[i] != 0);
-  };
+  stencil::Block& b = domain.blocks[i];
+  const auto t0 = work.measure_cost ? Clock::now() : Clock::time_point{};
   const auto nv = std::size_t(vars.count());
+  for (int v = vars.v0; v < vars.v1; ++v) {
+    double s = 0;
+    switch (work.stencil) {
+      case 7:
+        s = stencil::stencil7(b, v, scratch);
+        break;
+      case 27:
+        s = stencil::stencil27(b, v, scratch);
+        break;
+      default:
+        s = stencil::stencil_variable(b, v, work.calc_stage, *work.coeffs, scratch);
+        break;
+    }
+    if (work.checksum) block_sums_[i * nv + std::size_t(v - vars.v0)] = s;
+  }
+  if (work.measure_cost) {
+    // Per-stage seconds of the block, summed over the variables of all comm groups.
+    const double t = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (vars.v0 == 0) stage_cost_[i] = 0;
+    stage_cost_[i] += t;
+    if (vars.v1 == work.num_vars) domain.cost[i] = 0.75 * domain.cost[i] + 0.25 * stage_cost_[i];
+  }
+}
+
+void StaticRuntime::add_block_sums(std::span<const std::size_t> blocks, const StageWork& work,
+                                   stencil::VarRange vars, std::span<stencil::ExactSum> sums) {
+  if (!work.checksum) return;
+  const auto nv = std::size_t(vars.count());
+  for (const std::size_t i : blocks)
+    for (std::size_t v = 0; v < nv; ++v)
+      sums[std::size_t(vars.v0 - work.vars.v0) + v].add(block_sums_[i * nv + v]);
+}
+
+void StaticRuntime::sweep_all(Domain& domain, const StageWork& work, stencil::VarRange vars,
+                              std::span<stencil::ExactSum> sums) {
+  MINIAMR_TIMED(timers_, kCompute);
   const auto n = std::ptrdiff_t(domain.blocks.size());
-  if (work.checksum) block_sums_.resize(domain.blocks.size() * nv);
-    // Threads share the blocks; each block's sums go to its own slot and are added in block
-    // order afterwards (exact sums would not mind the order anyway), so the results are bitwise
-    // the same for any thread count.
+  if (work.checksum) block_sums_.resize(domain.blocks.size() * std::size_t(vars.count()));
+    // Each block's sums go to its own slot and are added in block order afterwards (exact sums
+    // would not mind the order anyway): bitwise the same for any thread count.
 #pragma omp parallel
   {
     std::vector<double>& scratch = scratch_[std::size_t(thread_index())];
 #pragma omp for schedule(dynamic, 2)
-    for (std::ptrdiff_t ii = 0; ii < n; ++ii) {
-      const auto i = std::size_t(ii);
-      if (!selected(i)) continue;
-      stencil::Block& b = domain.blocks[i];
-      const auto t0 = work.measure_cost ? Clock::now() : Clock::time_point{};
-      for (int v = vars.v0; v < vars.v1; ++v) {
-        double s = 0;
-        switch (work.stencil) {
-          case 7:
-            s = stencil::stencil7(b, v, scratch);
-            break;
-          case 27:
-            s = stencil::stencil27(b, v, scratch);
-            break;
-          default:
-            s = stencil::stencil_variable(b, v, work.calc_stage, *work.coeffs, scratch);
-            break;
-        }
-        if (work.checksum) block_sums_[i * nv + std::size_t(v - vars.v0)] = s;
-      }
-      if (work.measure_cost) {
-        // Per-stage seconds of the block, summed over the variables of all comm groups.
-        const double t = std::chrono::duration<double>(Clock::now() - t0).count();
-        if (vars.v0 == 0) stage_cost_[i] = 0;
-        stage_cost_[i] += t;
-        if (vars.v1 == work.num_vars)
-          domain.cost[i] = 0.75 * domain.cost[i] + 0.25 * stage_cost_[i];
-      }
+    for (std::ptrdiff_t i = 0; i < n; ++i) sweep_block(domain, work, vars, std::size_t(i), scratch);
+  }
+  add_block_sums(schedule_.order, work, vars, sums);
+}
+
+void StaticRuntime::run_tasks(Domain& domain, std::span<const GhostTask> tasks,
+                              stencil::VarRange vars) {
+  for (const GhostTask& t : tasks) {
+    if (t.boundary) {
+      stencil::fill_boundary(domain.blocks[t.dst], t.link.face, vars, false);
+    } else {
+      stencil::fill_direct(domain.blocks[t.dst], domain.blocks[t.src], t.link, vars, false);
     }
   }
-  if (!work.checksum) return;
-  for (std::size_t i = 0; i < domain.blocks.size(); ++i) {
-    if (!selected(i)) continue;
-    for (std::size_t v = 0; v < nv; ++v)
-      sums[std::size_t(vars.v0 - work.vars.v0) + v].add(block_sums_[i * nv + v]);
+}
+
+void StaticRuntime::sweep_phase(Domain& domain, const StageWork& work, stencil::VarRange vars,
+                                std::span<stencil::ExactSum> sums, int phase) {
+  MINIAMR_TIMED(timers_, kCompute);
+  const SweepSchedule& s = schedule_;
+  if (work.checksum) block_sums_.resize(domain.blocks.size() * std::size_t(vars.count()));
+  const std::size_t begin = phase == 0 ? 0 : s.first_remote;
+  const std::size_t end = phase == 0 ? s.first_remote : s.order.size();
+#pragma omp parallel num_threads(s.threads)
+  {
+    const auto t = std::size_t(thread_index());
+    const std::size_t first =
+        s.threads == 1 ? begin : s.bounds[std::size_t(phase) * std::size_t(s.threads) + t];
+    const std::size_t last =
+        s.threads == 1 ? end : s.bounds[std::size_t(phase) * std::size_t(s.threads) + t + 1];
+    std::vector<double>& scratch = scratch_[t];
+    for (std::size_t p = first; p < last; ++p) {
+      run_tasks(domain,
+                std::span(s.tasks).subspan(s.task_begin[p], s.task_begin[p + 1] - s.task_begin[p]),
+                vars);
+      sweep_block(domain, work, vars, s.order[p], scratch);
+    }
   }
+  add_block_sums(std::span(s.order).subspan(begin, end - begin), work, vars, sums);
 }
 
 void StaticRuntime::begin_halo(const Domain& domain, const StageWork& work,
@@ -238,22 +272,24 @@ void StaticRuntime::advance(Domain& domain, const StageWork& work,
                             std::span<stencil::ExactSum> sums) {
   if (work.measure_cost) stage_cost_.resize(domain.blocks.size(), 0.0);
   if (work.stencil == 7) {
-    // Face ghosts only: all axes in one message round. Then one variable at a time, its ghosts
-    // filled and its stencil applied while it is still in cache; the first variable's
-    // self-contained blocks are swept while the messages are in flight.
+    // Face ghosts only: all axes in one message round. Then one variable at a time: each
+    // on-rank face is filled right before the first sweep of its two blocks (the schedule), so
+    // the data are swept while in cache; the first variable's self-contained blocks are swept
+    // while the messages are in flight.
     begin_halo(domain, work, kAllAxes);
     for (int v = work.vars.v0; v < work.vars.v1; ++v) {
       const stencil::VarRange one{v, v + 1};
-      fill_local(domain, one, kAllAxes, false);
-      if (v == work.vars.v0) {
-        sweep(domain, work, one, sums, kSelfContained);
-        wait_receives();
-        unpack(domain, work, one, kAllAxes);
-        sweep(domain, work, one, sums, kNeedsRemote);
-      } else {
-        unpack(domain, work, one, kAllAxes);
-        sweep(domain, work, one, sums, kAll);
+      {
+        MINIAMR_TIMED(timers_, kCommunicate);
+        const auto& early = schedule_.early;
+#pragma omp parallel for schedule(static)
+        for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(early.size()); ++k)
+          run_tasks(domain, std::span(&early[std::size_t(k)], 1), one);
       }
+      sweep_phase(domain, work, one, sums, 0);
+      if (v == work.vars.v0) wait_receives();
+      unpack(domain, work, one, kAllAxes);
+      sweep_phase(domain, work, one, sums, 1);
     }
     end_halo();
     return;
@@ -267,7 +303,7 @@ void StaticRuntime::advance(Domain& domain, const StageWork& work,
     unpack(domain, work, work.vars, axis);
     end_halo();
   }
-  sweep(domain, work, work.vars, sums, kAll);
+  sweep_all(domain, work, work.vars, sums);
 }
 
 namespace {

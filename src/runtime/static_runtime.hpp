@@ -9,6 +9,7 @@
 #include "runtime/mpi_mailbox.hpp"
 #include "runtime/neighbourhood.hpp"
 #include "runtime/runtime.hpp"
+#include "runtime/sweep_schedule.hpp"
 #include "sfc/curve.hpp"
 
 namespace miniamr::runtime {
@@ -46,10 +47,19 @@ class StaticRuntime final : public Runtime {
   void unpack(Domain& domain, const StageWork& work, stencil::VarRange vars,
               std::span<const int> axes);
   void end_halo();
-  // Applies the stencil to `vars` of all blocks, or only those that need (or need no) remote
-  // ghosts.
-  void sweep(Domain& domain, const StageWork& work, stencil::VarRange vars,
-             std::span<stencil::ExactSum> sums, int which);
+  // The stencil on `vars` of block i; its sums go to block_sums_.
+  void sweep_block(Domain& domain, const StageWork& work, stencil::VarRange vars, std::size_t i,
+                   std::vector<double>& scratch);
+  void add_block_sums(std::span<const std::size_t> blocks, const StageWork& work,
+                      stencil::VarRange vars, std::span<stencil::ExactSum> sums);
+  // All blocks, ghosts already filled (27-point and variable work).
+  void sweep_all(Domain& domain, const StageWork& work, stencil::VarRange vars,
+                 std::span<stencil::ExactSum> sums);
+  // Phase 0 (self-contained blocks) or 1 (the rest) of the 7-point schedule, each block's
+  // on-rank ghost tasks run just before it.
+  void sweep_phase(Domain& domain, const StageWork& work, stencil::VarRange vars,
+                   std::span<stencil::ExactSum> sums, int phase);
+  static void run_tasks(Domain& domain, std::span<const GhostTask> tasks, stencil::VarRange vars);
 
   Communicator comm_;
   StaticOptions options_;
@@ -57,6 +67,7 @@ class StaticRuntime final : public Runtime {
   MpiMailbox mailbox_;
   sfc::Partition partition_;
   GhostPlan plan_;
+  SweepSchedule schedule_;
   std::vector<std::vector<double>> scratch_;  // one per thread
   std::vector<double> block_sums_;            // per block and variable of one sweep
   std::vector<std::vector<double>> send_buf_, recv_buf_;

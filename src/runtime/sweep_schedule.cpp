@@ -1,0 +1,56 @@
+#include "runtime/sweep_schedule.hpp"
+
+#include <algorithm>
+
+namespace miniamr::runtime {
+
+SweepSchedule build_sweep_schedule(const GhostPlan& plan, std::size_t blocks, int threads) {
+  SweepSchedule s;
+  s.threads = std::max(1, threads);
+  const auto t = std::size_t(s.threads);
+  for (int remote = 0; remote < 2; ++remote) {
+    if (remote) s.first_remote = s.order.size();
+    for (std::size_t i = 0; i < blocks; ++i)
+      if ((plan.needs_remote[i] != 0) == (remote != 0)) s.order.push_back(i);
+  }
+  std::vector<std::size_t> pos(blocks);
+  for (std::size_t p = 0; p < s.order.size(); ++p) pos[s.order[p]] = p;
+
+  // Equal shares of each phase per thread.
+  const std::size_t phase_begin[2] = {0, s.first_remote};
+  const std::size_t phase_end[2] = {s.first_remote, blocks};
+  for (int p = 0; p < 2; ++p)
+    for (std::size_t k = 0; k < t; ++k)
+      s.bounds.push_back(phase_begin[p] + (phase_end[p] - phase_begin[p]) * k / t);
+  s.bounds.push_back(blocks);
+  // One thread sweeps everything in order, so any pair of its blocks may share a trigger.
+  const auto chunk = [&](std::size_t p) -> std::size_t {
+    if (s.threads == 1) return 0;
+    return std::size_t(std::upper_bound(s.bounds.begin(), s.bounds.end(), p) - s.bounds.begin());
+  };
+
+  std::vector<std::vector<GhostTask>> at(blocks);
+  for (int a = 0; a < 3; ++a) {
+    for (const LocalLink& l : plan.local[std::size_t(a)]) {
+      const GhostTask task{l.dst, l.src, l.link, false};
+      const std::size_t pd = pos[l.dst], ps = pos[l.src];
+      if (chunk(pd) == chunk(ps)) {
+        at[std::min(pd, ps)].push_back(task);
+      } else {
+        s.early.push_back(task);
+      }
+    }
+    for (const BoundaryFace& b : plan.boundary[std::size_t(a)])
+      at[pos[b.block]].push_back(
+          {b.block, b.block, {stencil::GhostRelation::kSameLevel, b.face, {}}, true});
+  }
+  s.task_begin.reserve(blocks + 1);
+  for (std::size_t p = 0; p < blocks; ++p) {
+    s.task_begin.push_back(s.tasks.size());
+    s.tasks.insert(s.tasks.end(), at[p].begin(), at[p].end());
+  }
+  s.task_begin.push_back(s.tasks.size());
+  return s;
+}
+
+}  // namespace miniamr::runtime
