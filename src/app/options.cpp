@@ -120,6 +120,7 @@ constexpr std::array kOptions{
   OptionSpec{"plot_freq", IntSetter{[](State& s, int v) { s.config.plot_freq = v; }}, "N", "0", "plot at timestep 0 and every N timesteps (0 = never)"},
   OptionSpec{"code", IntSetter{[](State& s, int v) { s.config.code = v; }}, "N", "0", "ghosts: 0 minimal, 1 whole planes, 2 sender-side levels"},
   OptionSpec{"permute", FlagSetter{[](State& s, bool on) { s.config.permute = on; }}, "", "off", "cycle the x/y/z exchange order by stage"},
+  OptionSpec{"kokkos", FlagSetter{[](State& s, bool on) { s.config.kokkos = on; }}, "", "off", "run the 7- and 27-point stencils with the Kokkos back end"},
   OptionSpec{"blocking_send", FlagSetter{[](State& s, bool on) { s.config.blocking_send = on; }}, "", "off", "blocking sends instead of non-blocking ones"},
   OptionSpec{"refine_ghost", FlagSetter{[](State& s, bool on) { s.config.refine_ghost = on; }}, "", "off", "objects also refine blocks whose ghost cells they reach"},
   OptionSpec{"refine_ghosts", FlagSetter{[](State& s, bool on) { s.config.refine_ghost = on; }}, "", "off", "alias of --refine_ghost (the README's spelling)"},

@@ -17,6 +17,9 @@
 #include "app/simulation.hpp"
 #include "runtime/mpi.hpp"
 #include "runtime/static_runtime.hpp"
+#ifdef MINIAMR_HAVE_KOKKOS
+#include "stencil_kokkos/kokkos_stencil.hpp"
+#endif
 
 namespace miniamr::app {
 
@@ -63,6 +66,11 @@ int run_checked(const std::vector<std::string>& args, bool root) {
     return 0;
   }
   const Config& config = parsed.config;
+  if (config.kokkos && !runtime::StaticRuntime::has_kokkos())
+    throw UsageError(
+        "--kokkos: this miniamr was built without Kokkos (-DMINIAMR_ENABLE_KOKKOS=ON)");
+  if (config.kokkos && config.stencil == 0 && root)
+    fmt::print("Note: --kokkos covers the 7- and 27-point stencils; --stencil 0 runs natively\n");
   const bool hilbert =
       config.lb_method == LbMethod::kHilbert || config.lb_method == LbMethod::kTruncHilbert;
   runtime::StaticRuntime rt(
@@ -94,6 +102,13 @@ int run(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const bool root = rank == 0;
   const std::vector<std::string> args(argv + 1, argv + argc);
+#ifdef MINIAMR_HAVE_KOKKOS
+  // Kokkos lives between MPI_Init and MPI_Finalize.
+  struct KokkosScope {
+    KokkosScope(int& c, char** v) { stencil_kokkos::initialize(c, v); }
+    ~KokkosScope() { stencil_kokkos::finalize(); }
+  } kokkos(argc, argv);
+#endif
   int status = 0;
   try {
     status = run_checked(args, root);

@@ -8,11 +8,22 @@
 #endif
 
 #include "runtime/migrate.hpp"
+#ifdef MINIAMR_HAVE_KOKKOS
+#include "stencil_kokkos/kokkos_stencil.hpp"
+#endif
 #include "sfc/partition.hpp"
 #include "stencil/plane_sweep.hpp"
 #include "stencil/stencil_kernels.hpp"
 
 namespace miniamr::runtime {
+
+bool StaticRuntime::has_kokkos() {
+#ifdef MINIAMR_HAVE_KOKKOS
+  return true;
+#else
+  return false;
+#endif
+}
 
 int thread_count() {
 #ifdef _OPENMP
@@ -86,12 +97,21 @@ void StaticRuntime::sweep_block(Domain& domain, const StageWork& work, stencil::
   for (int v = vars.v0; v < vars.v1; ++v) {
     double s = 0;
     switch (work.stencil) {
+#ifdef MINIAMR_HAVE_KOKKOS
+      case 7:
+        s = options_.kokkos ? stencil_kokkos::stencil7(b, v) : stencil::stencil7(b, v, scratch);
+        break;
+      case 27:
+        s = options_.kokkos ? stencil_kokkos::stencil27(b, v) : stencil::stencil27(b, v, scratch);
+        break;
+#else
       case 7:
         s = stencil::stencil7(b, v, scratch);
         break;
       case 27:
         s = stencil::stencil27(b, v, scratch);
         break;
+#endif
       default:
         s = stencil::stencil_variable(b, v, work.calc_stage, *work.coeffs, scratch);
         break;
@@ -270,6 +290,11 @@ void StaticRuntime::end_halo() {
 
 void StaticRuntime::advance(Domain& domain, const StageWork& work,
                             std::span<stencil::ExactSum> sums) {
+  if (int(scratch_.size()) != thread_count()) {  // the thread count changed since the last plan
+    scratch_.resize(std::size_t(thread_count()));
+    for (auto& sc : scratch_) sc.resize(stencil::stencil_scratch_size(domain.shape));
+    schedule_ = build_sweep_schedule(plan_, domain.blocks.size(), thread_count());
+  }
   if (work.measure_cost) stage_cost_.resize(domain.blocks.size(), 0.0);
   if (work.stencil == 7) {
     // Face ghosts only: all axes in one message round. Then one variable at a time: each
@@ -329,27 +354,39 @@ std::int64_t StaticRuntime::gather_families(Domain& domain) {
   if (comm_.size() == 1) return 0;
   const auto& leaves = domain.leaves;
   const auto order = sfc::curve_order(leaves, partition_.space());
-  // The leading run of this rank along the curve: the leaves inside the family of its first.
+  // The leading and trailing runs of this rank along the curve: the leaves inside the family
+  // of its first leaf, and inside the family of its last.
   struct Lead {
-    octree::Key first;
-    int present = 0;   // the rank holds leaves
-    int siblings = 0;  // the run holds only leaves of the first leaf's level
-    int whole = 0;     // the run is all the rank holds
+    octree::Key first, last;
+    int present = 0;        // the rank holds leaves
+    int siblings = 0;       // the leading run holds only leaves of the first leaf's level
+    int whole = 0;          // the leading run is all the rank holds
+    int tail_siblings = 0;  // the trailing run holds only leaves of the last leaf's level
   } mine;
+  const auto same_level_run = [&](std::size_t from, int step, std::size_t& length) {
+    const octree::Key& k = leaves[order[from]];
+    const octree::Key family = octree::parent(k);
+    bool same = true;
+    length = 0;
+    for (std::ptrdiff_t p = std::ptrdiff_t(from);
+         p >= 0 && p < std::ptrdiff_t(order.size()) &&
+         octree::contains(family, leaves[order[std::size_t(p)]]);
+         p += step, ++length)
+      same = same && leaves[order[std::size_t(p)]].level == k.level;
+    return same;
+  };
   std::size_t run = 0;
   if (!leaves.empty()) {
     mine.present = 1;
-    mine.first = leaves[order[0]];
+    mine.first = leaves[order.front()];
+    mine.last = leaves[order.back()];
     if (mine.first.level > 0) {
-      const octree::Key family = octree::parent(mine.first);
-      bool same_level = true;
-      while (run < order.size() && octree::contains(family, leaves[order[run]])) {
-        same_level = same_level && leaves[order[run]].level == mine.first.level;
-        ++run;
-      }
-      mine.siblings = same_level ? 1 : 0;
+      mine.siblings = same_level_run(0, 1, run) ? 1 : 0;
       mine.whole = run == leaves.size() ? 1 : 0;
     }
+    std::size_t tail = 0;
+    if (mine.last.level > 0)
+      mine.tail_siblings = same_level_run(order.size() - 1, -1, tail) ? 1 : 0;
   }
   std::vector<Lead> all(std::size_t(comm_.size()));
   MPI_Allgather(&mine, sizeof(Lead), MPI_BYTE, all.data(), sizeof(Lead), MPI_BYTE, comm_.get());
@@ -362,7 +399,10 @@ std::int64_t StaticRuntime::gather_families(Domain& domain) {
   if (mine.siblings) {
     const octree::Key& k = mine.first;
     const int home = partition_.owner(octree::parent(k));
-    bool clear = home < comm_.rank();
+    // The home rank's part of the family must be leaves of this level too.
+    const Lead& h = all[std::size_t(std::max(home, 0))];
+    bool clear = home < comm_.rank() && h.present && h.tail_siblings && h.last.level == k.level &&
+                 octree::parent(h.last) == octree::parent(k);
     for (int j = home + 1; clear && j < comm_.rank(); ++j) {
       const Lead& l = all[std::size_t(j)];
       clear = !l.present || (l.siblings && l.whole && l.first.level == k.level &&

@@ -21,6 +21,7 @@ int thread_index();
 struct StaticOptions {
   bool blocking_send = false;  // MPI_Send instead of MPI_Isend (receives posted first)
   sfc::Curve ownership = sfc::Curve::kMorton;  // the curve whose ranges ranks own
+  bool kokkos = false;  // 7- and 27-point stencils through the Kokkos back end
 };
 
 class StaticRuntime final : public Runtime {
@@ -37,6 +38,8 @@ class StaticRuntime final : public Runtime {
   std::vector<octree::Key> initial_roots(const octree::RootGrid& grid) const override;
   CommPartners comm_partners() const override;
   std::string name() const override { return "static"; }
+  // Whether this build has the Kokkos stencil back end.
+  static bool has_kokkos();
 
  private:
   // The halo exchange of one comm group, split into phases (p4est's begin/end style):
