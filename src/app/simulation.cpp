@@ -294,20 +294,16 @@ void Simulation::stage() {
   const bool check = config_.checksum_freq > 0 && stage_in_ts_ % config_.checksum_freq == 0;
   stats_.block_stage_sum += runtime_.comm().sum(std::int64_t(domain_.leaves.size()));
   std::vector<stencil::ExactSum> sums(check ? std::size_t(nv) : 0);
-  for (int v0 = 0; v0 < nv; v0 += group) {
-    runtime::StageWork work;
-    work.stencil = config_.stencil;
-    work.vars = {v0, std::min(nv, v0 + group)};
-    work.num_vars = nv;
-    work.calc_stage = calc_stage_;
-    work.checksum = check;
-    work.coeffs = &coeffs_;
-    work.measure_cost = config_.lb_weight == LbWeight::kMeasured;
-    runtime_.advance(domain_, work,
-                     check
-                         ? std::span(sums).subspan(std::size_t(v0), std::size_t(work.vars.count()))
-                         : std::span<stencil::ExactSum>());
-  }
+  runtime::StageWork work;
+  work.stencil = config_.stencil;
+  work.vars = {0, nv};
+  work.group = group;
+  work.num_vars = nv;
+  work.calc_stage = calc_stage_;
+  work.checksum = check;
+  work.coeffs = &coeffs_;
+  work.measure_cost = config_.lb_weight == LbWeight::kMeasured;
+  runtime_.advance(domain_, work, sums);
   stats_.cell_var_updates_rank +=
       std::int64_t(domain_.leaves.size()) * std::int64_t(domain_.shape.interior_cells()) * nv;
   ++calc_stage_;

@@ -18,10 +18,12 @@
 
 namespace miniamr::runtime {
 
-// One comm group of one stage: fill the ghosts of `vars`, then apply the stencil to each.
+// One stage: fill the ghosts of `vars` and apply the stencil to each, exchanging ghosts in
+// groups of `group` variables (comm_vars).
 struct StageWork {
   int stencil = 7;              // 7, 27 or 0 ("variable work")
-  stencil::VarRange vars;       // the comm group
+  stencil::VarRange vars;       // all variables of the stage
+  int group = 0;                // variables per ghost-exchange group (0: all at once)
   int num_vars = 0;             // all variables (the variable kernels mix them)
   std::int64_t calc_stage = 0;  // running stage counter (selects the variable kernel)
   bool checksum = false;        // also add each variable's new block sums to `sums`
@@ -45,8 +47,8 @@ class Runtime {
   // Called after every change of the local leaves (adapt, migration) to rebuild plans.
   virtual void mesh_changed(const Domain& domain) = 0;
 
-  // Advances every local block by one comm group of one stage. When work.checksum is set,
-  // sums[v - vars.v0] gains the sum of each block's new values of variable v.
+  // Advances every local block by one stage. When work.checksum is set, sums[v - vars.v0]
+  // gains the sum of each block's new values of variable v.
   virtual void advance(Domain& domain, const StageWork& work,
                        std::span<stencil::ExactSum> sums) = 0;
 

@@ -59,8 +59,6 @@ void StaticRuntime::mesh_changed(const Domain& domain) {
   plan_ = build_ghost_plan(domain, nb);
   scratch_.resize(std::size_t(thread_count()));
   for (auto& s : scratch_) s.resize(stencil::stencil_scratch_size(domain.shape));
-  send_buf_.resize(plan_.peers.size());
-  recv_buf_.resize(plan_.peers.size());
   schedule_ = build_sweep_schedule(plan_, domain.blocks.size(), thread_count());
 }
 
@@ -188,13 +186,15 @@ void StaticRuntime::sweep_phase(Domain& domain, const StageWork& work, stencil::
   add_block_sums(std::span(s.order).subspan(begin, end - begin), work, vars, sums);
 }
 
-void StaticRuntime::begin_halo(const Domain& domain, const StageWork& work,
-                               std::span<const int> axes) {
+void StaticRuntime::begin_halo(const Domain& domain, const StageWork& work, stencil::VarRange group,
+                               std::span<const int> axes, Halo& h) {
   MINIAMR_TIMED(timers_, kCommunicate);
   const bool edges = work.stencil != 7;
-  const int nv = work.vars.count();
-  recvs_.clear();
-  sends_.clear();
+  const int nv = group.count();
+  h.recv.resize(plan_.peers.size());
+  h.send.resize(plan_.peers.size());
+  h.recvs.clear();
+  h.sends.clear();
   // Receives first, so every message finds its buffer.
   for (std::size_t p = 0; p < plan_.peers.size(); ++p) {
     std::size_t n = 0;
@@ -202,10 +202,10 @@ void StaticRuntime::begin_halo(const Domain& domain, const StageWork& work,
       for (const RemoteLink& l : plan_.peers[p].recv[std::size_t(a)])
         n += stencil::packed_size(domain.shape, l.link.relation, a, nv, edges);
     if (n == 0) continue;
-    recv_buf_[p].resize(n);
-    recvs_.emplace_back();
-    MPI_Irecv(recv_buf_[p].data(), int(n), MPI_DOUBLE, plan_.peers[p].rank, kHaloTag, comm_.get(),
-              &recvs_.back());
+    h.recv[p].resize(n);
+    h.recvs.emplace_back();
+    MPI_Irecv(h.recv[p].data(), int(n), MPI_DOUBLE, plan_.peers[p].rank, kHaloTag, comm_.get(),
+              &h.recvs.back());
   }
   // One aggregated message per neighbour rank, faces in the order both sides derive from keys.
   for (std::size_t p = 0; p < plan_.peers.size(); ++p) {
@@ -214,19 +214,19 @@ void StaticRuntime::begin_halo(const Domain& domain, const StageWork& work,
       for (const RemoteLink& l : plan_.peers[p].send[std::size_t(a)])
         n += stencil::packed_size(domain.shape, l.link.relation, a, nv, edges);
     if (n == 0) continue;
-    auto& buf = send_buf_[p];
+    auto& buf = h.send[p];
     buf.resize(n);
     std::size_t off = 0;
     for (const int a : axes)
       for (const RemoteLink& l : plan_.peers[p].send[std::size_t(a)])
-        off += stencil::pack(domain.blocks[l.block], l.link, work.vars, edges,
+        off += stencil::pack(domain.blocks[l.block], l.link, group, edges,
                              std::span(buf).subspan(off));
     if (options_.blocking_send) {
       MPI_Send(buf.data(), int(n), MPI_DOUBLE, plan_.peers[p].rank, kHaloTag, comm_.get());
     } else {
-      sends_.emplace_back();
+      h.sends.emplace_back();
       MPI_Isend(buf.data(), int(n), MPI_DOUBLE, plan_.peers[p].rank, kHaloTag, comm_.get(),
-                &sends_.back());
+                &h.sends.back());
     }
   }
 }
@@ -255,17 +255,17 @@ void StaticRuntime::fill_local(Domain& domain, stencil::VarRange vars, std::span
   }
 }
 
-void StaticRuntime::wait_receives() {
+void StaticRuntime::wait_receives(Halo& h) {
   MINIAMR_TIMED(timers_, kCommunicate);
-  MPI_Waitall(int(recvs_.size()), recvs_.data(), MPI_STATUSES_IGNORE);
-  recvs_.clear();
+  MPI_Waitall(int(h.recvs.size()), h.recvs.data(), MPI_STATUSES_IGNORE);
+  h.recvs.clear();
 }
 
-void StaticRuntime::unpack(Domain& domain, const StageWork& work, stencil::VarRange vars,
-                           std::span<const int> axes) {
+void StaticRuntime::unpack(Domain& domain, const StageWork& work, stencil::VarRange group,
+                           stencil::VarRange vars, std::span<const int> axes, const Halo& h) {
   MINIAMR_TIMED(timers_, kCommunicate);
   const bool edges = work.stencil != 7;
-  const int nv = work.vars.count();
+  const int nv = group.count();
   // A link's slice of the message holds its variables one after the other.
   for (std::size_t p = 0; p < plan_.peers.size(); ++p) {
     std::size_t off = 0;
@@ -273,19 +273,19 @@ void StaticRuntime::unpack(Domain& domain, const StageWork& work, stencil::VarRa
       for (const RemoteLink& l : plan_.peers[p].recv[std::size_t(a)]) {
         const std::size_t all = stencil::packed_size(domain.shape, l.link.relation, a, nv, edges);
         const std::size_t per_var = all / std::size_t(nv);
-        const auto first = std::size_t(vars.v0 - work.vars.v0) * per_var;
+        const auto first = std::size_t(vars.v0 - group.v0) * per_var;
         stencil::unpack(domain.blocks[l.block], l.link, vars, edges,
-                        std::span<const double>(recv_buf_[p]).subspan(off + first));
+                        std::span<const double>(h.recv[p]).subspan(off + first));
         off += all;
       }
     }
   }
 }
 
-void StaticRuntime::end_halo() {
+void StaticRuntime::end_halo(Halo& h) {
   MINIAMR_TIMED(timers_, kCommunicate);
-  MPI_Waitall(int(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE);
-  sends_.clear();
+  MPI_Waitall(int(h.sends.size()), h.sends.data(), MPI_STATUSES_IGNORE);
+  h.sends.clear();
 }
 
 void StaticRuntime::advance(Domain& domain, const StageWork& work,
@@ -296,39 +296,53 @@ void StaticRuntime::advance(Domain& domain, const StageWork& work,
     schedule_ = build_sweep_schedule(plan_, domain.blocks.size(), thread_count());
   }
   if (work.measure_cost) stage_cost_.resize(domain.blocks.size(), 0.0);
+  // The comm groups of the stage: one message per neighbour rank and group.
+  std::vector<stencil::VarRange> groups;
+  const int size = work.group > 0 ? work.group : work.vars.count();
+  for (int v0 = work.vars.v0; v0 < work.vars.v1; v0 += size)
+    groups.push_back({v0, std::min(work.vars.v1, v0 + size)});
+  halos_.resize(groups.size());
+
   if (work.stencil == 7) {
-    // Face ghosts only: all axes in one message round. Then one variable at a time: each
-    // on-rank face is filled right before the first sweep of its two blocks (the schedule), so
-    // the data are swept while in cache; the first variable's self-contained blocks are swept
-    // while the messages are in flight.
-    begin_halo(domain, work, kAllAxes);
-    for (int v = work.vars.v0; v < work.vars.v1; ++v) {
-      const stencil::VarRange one{v, v + 1};
-      {
-        MINIAMR_TIMED(timers_, kCommunicate);
-        const auto& early = schedule_.early;
+    // Face ghosts only. The groups' variables are independent, so every group's messages are
+    // posted at once and waited for only when that group is swept. Then one variable at a time:
+    // each on-rank face is filled right before the first sweep of its two blocks (the
+    // schedule), so the data are swept while in cache; the self-contained blocks are swept
+    // before the group's messages are waited for.
+    for (std::size_t g = 0; g < groups.size(); ++g)
+      begin_halo(domain, work, groups[g], kAllAxes, halos_[g]);
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      for (int v = groups[g].v0; v < groups[g].v1; ++v) {
+        const stencil::VarRange one{v, v + 1};
+        {
+          MINIAMR_TIMED(timers_, kCommunicate);
+          const auto& early = schedule_.early;
 #pragma omp parallel for schedule(static)
-        for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(early.size()); ++k)
-          run_tasks(domain, std::span(&early[std::size_t(k)], 1), one);
+          for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(early.size()); ++k)
+            run_tasks(domain, std::span(&early[std::size_t(k)], 1), one);
+        }
+        sweep_phase(domain, work, one, sums, 0);
+        if (v == groups[g].v0) wait_receives(halos_[g]);
+        unpack(domain, work, groups[g], one, kAllAxes, halos_[g]);
+        sweep_phase(domain, work, one, sums, 1);
       }
-      sweep_phase(domain, work, one, sums, 0);
-      if (v == work.vars.v0) wait_receives();
-      unpack(domain, work, one, kAllAxes);
-      sweep_phase(domain, work, one, sums, 1);
     }
-    end_halo();
+    for (Halo& h : halos_) end_halo(h);
     return;
   }
   // Edges and corners fill in sequence x -> y -> z, so each axis completes before the next.
-  for (const int a : kAllAxes) {
-    const std::span<const int> axis(&a, 1);
-    begin_halo(domain, work, axis);
-    fill_local(domain, work.vars, axis, true);
-    wait_receives();
-    unpack(domain, work, work.vars, axis);
-    end_halo();
+  for (const stencil::VarRange& group : groups) {
+    Halo& h = halos_.front();
+    for (const int a : kAllAxes) {
+      const std::span<const int> axis(&a, 1);
+      begin_halo(domain, work, group, axis, h);
+      fill_local(domain, group, axis, true);
+      wait_receives(h);
+      unpack(domain, work, group, group, axis, h);
+      end_halo(h);
+    }
+    sweep_all(domain, work, group, sums);
   }
-  sweep_all(domain, work, work.vars, sums);
 }
 
 namespace {

@@ -44,12 +44,19 @@ class StaticRuntime final : public Runtime {
  private:
   // The halo exchange of one comm group, split into phases (p4est's begin/end style):
   // post receives and send packed faces; copy on-rank faces; wait; unpack; complete sends.
-  void begin_halo(const Domain& domain, const StageWork& work, std::span<const int> axes);
+  // The messages of one comm group in flight.
+  struct Halo {
+    std::vector<std::vector<double>> send, recv;  // per peer
+    std::vector<MPI_Request> sends, recvs;
+  };
+  void begin_halo(const Domain& domain, const StageWork& work, stencil::VarRange group,
+                  std::span<const int> axes, Halo& h);
   void fill_local(Domain& domain, stencil::VarRange vars, std::span<const int> axes, bool edges);
-  void wait_receives();
-  void unpack(Domain& domain, const StageWork& work, stencil::VarRange vars,
-              std::span<const int> axes);
-  void end_halo();
+  void wait_receives(Halo& h);
+  // Unpacks `vars` (a part of `group`) from the group's messages.
+  void unpack(Domain& domain, const StageWork& work, stencil::VarRange group,
+              stencil::VarRange vars, std::span<const int> axes, const Halo& h);
+  void end_halo(Halo& h);
   // The stencil on `vars` of block i; its sums go to block_sums_.
   void sweep_block(Domain& domain, const StageWork& work, stencil::VarRange vars, std::size_t i,
                    std::vector<double>& scratch);
@@ -73,9 +80,8 @@ class StaticRuntime final : public Runtime {
   SweepSchedule schedule_;
   std::vector<std::vector<double>> scratch_;  // one per thread
   std::vector<double> block_sums_;            // per block and variable of one sweep
-  std::vector<std::vector<double>> send_buf_, recv_buf_;
-  std::vector<MPI_Request> recvs_, sends_;
-  std::vector<double> stage_cost_;  // seconds of each block in the current stage
+  std::vector<Halo> halos_;                   // one per comm group
+  std::vector<double> stage_cost_;            // seconds of each block in the current stage
 };
 
 }  // namespace miniamr::runtime

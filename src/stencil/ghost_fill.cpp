@@ -4,6 +4,8 @@
 #include "stencil/ghost_fill.hpp"
 
 #include <cassert>
+#include <cstring>
+#include <type_traits>
 
 namespace miniamr::stencil {
 
@@ -103,8 +105,24 @@ struct FineToCoarse {
   }
 };
 
+// Same-level faces across x and y: the in-plane axis c is z, contiguous, so each row is one
+// block copy (the generic loop below cannot know the stride is 1).
+void copy_rows(const Copy& r, const double* s, double* d) {
+  const auto n = std::size_t(r.c_hi() - r.c_lo() + 1) * sizeof(double);
+  for (int ib = r.b_lo(); ib <= r.b_hi(); ++ib) {
+    const std::size_t row = std::size_t(ib) * r.g.sb + std::size_t(r.c_lo());
+    std::memcpy(d + r.g.ghost + row, s + r.src_layer + row, n);
+  }
+}
+
 template <class Rule>
 void direct(const Rule& r, const Block& src, Block& dst, VarRange vars) {
+  if constexpr (std::is_same_v<Rule, Copy>) {
+    if (r.g.sc == 1) {
+      for (int v = vars.v0; v < vars.v1; ++v) copy_rows(r, src.var(v).data(), dst.var(v).data());
+      return;
+    }
+  }
   for (int v = vars.v0; v < vars.v1; ++v) {
     const double* s = src.var(v).data();
     double* d = dst.var(v).data();
@@ -193,6 +211,10 @@ void fill_boundary(Block& block, int face, VarRange vars, bool with_edges) {
   const Copy rule{g, g.inner};
   for (int v = vars.v0; v < vars.v1; ++v) {
     double* d = block.var(v).data();
+    if (g.sc == 1) {
+      copy_rows(rule, d, d);  // ghost and interior layers are distinct rows
+      continue;
+    }
     for (int ib = rule.b_lo(); ib <= rule.b_hi(); ++ib)
       for (int ic = rule.c_lo(); ic <= rule.c_hi(); ++ic)
         rule.store(d, ib, ic, rule.load(d, ib, ic));
