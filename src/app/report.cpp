@@ -148,12 +148,12 @@ void print_report(std::FILE* out, const Report& r) {
                   c.inbalance, c.lb_opt));
   line("");
   auto timing = [&](const char* name, const runtime::Spread& s) {
-    line(fmt::format("{:<24} ave {:12.6f}  min {:12.6f}  max {:12.6f}", name, s.avg, s.min, s.max));
+    line(fmt::format("{:<36} ave {:12.6f}  min {:12.6f}  max {:12.6f}", name, s.avg, s.min, s.max));
   };
   line("Time (seconds)");
   timing("  total", r.total);
-  timing("  compute (stencil)", r.compute);
-  timing("  communicate (ghosts)", r.communicate);
+  timing("  compute (stencil + on-rank ghosts)", r.compute);
+  timing("  communicate (messages)", r.communicate);
   timing("  checksum reductions", r.checksum);
   timing("  refinement", r.refine);
   timing("  load balance", r.load_balance);

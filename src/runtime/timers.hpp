@@ -8,8 +8,8 @@
 namespace miniamr::runtime {
 
 enum class Phase : int {
-  kCompute,      // stencil sweeps (T_comp)
-  kCommunicate,  // ghost fill and halo messages (T_comm)
+  kCompute,      // stencil sweeps, with the on-rank ghost copies fused into them (T_comp)
+  kCommunicate,  // halo messages: pack, post, wait, unpack (T_comm)
   kChecksum,     // checksum reductions
   kRefine,       // marking, closure, split and coarsen (T_ref)
   kLoadBalance,  // partition and migration (T_lb)
