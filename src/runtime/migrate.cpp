@@ -65,9 +65,6 @@ std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communi
     domain.blocks[i] = stencil::Block();  // release as soon as it is packed
     ++sent;
   }
-  const auto parcels = sparse_exchange(comm.get(), outgoing, kMigrateTag);
-  outgoing.clear();
-
   struct Entry {
     octree::Key key;
     double cost;
@@ -77,13 +74,16 @@ std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communi
   for (std::size_t i = 0; i < targets.size(); ++i)
     if (targets[i] == comm.rank())
       entries.push_back({domain.leaves[i], domain.cost[i], std::move(domain.blocks[i])});
-  for (const auto& p : parcels) {
+  // Each message becomes blocks as it arrives and is freed at once, so at the peak a rank holds
+  // its blocks, what it is still sending, and one message.
+  sparse_exchange(comm.get(), outgoing, kMigrateTag, [&](Parcel<std::byte>&& p) {
     for (std::size_t off = 0; off < p.items.size(); off += bytes) {
       Entry e{{}, 0.0, stencil::Block(domain.shape)};
       unpack_block(p.items.data() + off, e.key, e.cost, e.block);
       entries.push_back(std::move(e));
     }
-  }
+  });
+  outgoing.clear();
   std::sort(entries.begin(), entries.end(),
             [](const Entry& a, const Entry& b) { return octree::morton_less(a.key, b.key); });
   std::vector<octree::Key> keys;

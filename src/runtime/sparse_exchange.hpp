@@ -20,11 +20,12 @@ struct Parcel {
   std::vector<T> items;
 };
 
-// Sends outgoing[r] to rank r for every entry and returns what this rank received, ordered by
-// source rank. Every rank of `comm` must call it with the same tag.
-template <class T>
-std::vector<Parcel<T>> sparse_exchange(MPI_Comm comm, const std::map<int, std::vector<T>>& outgoing,
-                                       int tag) {
+// Sends outgoing[r] to rank r for every entry and hands each arriving message to
+// `on_parcel(Parcel<T>&&)` as it comes in, so a receiver can consume and free it before the next
+// (the order of arrival is not fixed). Every rank of `comm` must call it with the same tag.
+template <class T, class OnParcel>
+void sparse_exchange(MPI_Comm comm, const std::map<int, std::vector<T>>& outgoing, int tag,
+                     OnParcel&& on_parcel) {
   static_assert(std::is_trivially_copyable_v<T>);
   std::vector<MPI_Request> sends;
   sends.reserve(outgoing.size());
@@ -33,7 +34,6 @@ std::vector<Parcel<T>> sparse_exchange(MPI_Comm comm, const std::map<int, std::v
     MPI_Issend(items.data(), int(items.size() * sizeof(T)), MPI_BYTE, rank, tag, comm,
                &sends.back());
   }
-  std::vector<Parcel<T>> received;
   MPI_Request barrier = MPI_REQUEST_NULL;
   bool in_barrier = false;
   for (;;) {
@@ -45,7 +45,7 @@ std::vector<Parcel<T>> sparse_exchange(MPI_Comm comm, const std::map<int, std::v
       MPI_Get_count(&status, MPI_BYTE, &bytes);
       Parcel<T> p{status.MPI_SOURCE, std::vector<T>(std::size_t(bytes) / sizeof(T))};
       MPI_Recv(p.items.data(), bytes, MPI_BYTE, status.MPI_SOURCE, tag, comm, MPI_STATUS_IGNORE);
-      received.push_back(std::move(p));
+      on_parcel(std::move(p));
       continue;
     }
     int done = 0;
@@ -60,6 +60,14 @@ std::vector<Parcel<T>> sparse_exchange(MPI_Comm comm, const std::map<int, std::v
       if (done) break;
     }
   }
+}
+
+// The same, returning everything received, ordered by source rank.
+template <class T>
+std::vector<Parcel<T>> sparse_exchange(MPI_Comm comm, const std::map<int, std::vector<T>>& outgoing,
+                                       int tag) {
+  std::vector<Parcel<T>> received;
+  sparse_exchange(comm, outgoing, tag, [&](Parcel<T>&& p) { received.push_back(std::move(p)); });
   std::sort(received.begin(), received.end(),
             [](const Parcel<T>& a, const Parcel<T>& b) { return a.rank < b.rank; });
   return received;
