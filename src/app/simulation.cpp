@@ -11,6 +11,7 @@
 #include "app/errors.hpp"
 #include "app/objects.hpp"
 #include "octree/refine.hpp"
+#include "runtime/exact_reduce.hpp"
 #include "sfc/partition.hpp"
 #include "stencil/hash.hpp"
 #include "stencil/init_values.hpp"
@@ -67,24 +68,9 @@ std::vector<double> Simulation::current_checksums() const {
 }
 
 std::vector<double> Simulation::global_checksums(std::span<stencil::ExactSum> sums) const {
-  // One reduction for every variable: the exact accumulators' limbs add as integers, so the
-  // rounded totals cannot depend on the rank count or the order of the additions.
-  std::vector<std::int64_t> limbs;
-  for (auto& s : sums) {
-    s.normalize();
-    limbs.insert(limbs.end(), s.limbs().begin(), s.limbs().end());
-  }
-  runtime_.comm().sum_in_place(limbs);
-  std::vector<double> out;
-  out.reserve(sums.size());
-  const std::size_t n = stencil::ExactSum::kLimbs;
-  for (std::size_t v = 0; v < sums.size(); ++v) {
-    stencil::ExactSum total;
-    const auto part = std::span(limbs).subspan(v * n, n);
-    std::copy(part.begin(), part.end(), total.limbs().begin());
-    out.push_back(total.value());
-  }
-  return out;
+  // Exact accumulators reduced as integers: the totals cannot depend on the rank count or the
+  // order of the additions.
+  return runtime::global_sums(runtime_.comm(), sums);
 }
 
 std::uint64_t Simulation::field_digest() const {

@@ -35,6 +35,7 @@
 #include "octree/leaf_set.hpp"
 #include "octree/refine.hpp"
 #include "runtime/domain.hpp"
+#include "runtime/exact_reduce.hpp"
 #include "runtime/ghost_plan.hpp"
 #include "runtime/migrate.hpp"
 #include "runtime/mpi.hpp"
@@ -402,21 +403,8 @@ std::string check_holdings(const Domain& d, const std::vector<Key>& expected) {
 
 // The totals over all ranks of `comm` of per-rank exact sums, rounded once (as the driver).
 std::vector<double> reduce_sums(std::span<stencil::ExactSum> sums, MPI_Comm comm) {
-  std::vector<std::int64_t> limbs;
-  for (auto& s : sums) {
-    const auto l = s.limbs();
-    limbs.insert(limbs.end(), l.begin(), l.end());
-  }
-  MPI_Allreduce(MPI_IN_PLACE, limbs.data(), int(limbs.size()), MPI_INT64_T, MPI_SUM, comm);
-  std::vector<double> out;
-  const auto n = std::size_t(stencil::ExactSum::kLimbs);
-  for (std::size_t v = 0; v < sums.size(); ++v) {
-    stencil::ExactSum total;
-    const auto part = std::span(limbs).subspan(v * n, n);
-    std::copy(part.begin(), part.end(), total.limbs().begin());
-    out.push_back(total.value());
-  }
-  return out;
+  const runtime::Communicator c(comm);
+  return runtime::global_sums(c, sums);
 }
 
 // The driver's checksum: per-block interior sums added exactly and reduced over `comm`.
