@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -101,7 +102,7 @@ std::string summary_line(const Report& r) {
       r.checksum.avg, r.refine.avg, r.blocks_per_ts(), r.max_blocks);
 }
 
-void print_report(std::FILE* out, const Report& r) {
+void print_report(std::FILE* out, const Report& r, bool with_summary) {
   const Config& c = r.config;
   auto line = [out](const std::string& s) { fmt::print(out, "{}\n", s); };
   line("");
@@ -178,7 +179,7 @@ void print_report(std::FILE* out, const Report& r) {
     line(fmt::format("  var {:3d}  {:.17g}", v, r.stats.final_checksums[v]));
   line("");
   line(" ================== End report ===================");
-  line(summary_line(r));
+  if (with_summary) line(summary_line(r));
 }
 
 std::string results_yaml(const Report& r) {
@@ -292,14 +293,35 @@ std::string results_yaml(const Report& r) {
   return std::string(y.c_str()) + "\n";
 }
 
-void write_results_yaml(const std::string& path, const Report& report) {
+namespace {
+
+// Writes to a temporary file and renames it, so a reader never sees half a file.
+void write_whole_file(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp);
-    f << results_yaml(report);
+    f << text;
     if (!f) throw RunError(fmt::format("cannot write '{}'", tmp));
   }
   std::filesystem::rename(tmp, path);
+}
+
+}  // namespace
+
+void write_results_yaml(const std::string& path, const Report& report) {
+  write_whole_file(path, results_yaml(report));
+}
+
+void write_results_txt(const std::string& path, const Report& report) {
+  char* buffer = nullptr;
+  std::size_t size = 0;
+  std::FILE* mem = open_memstream(&buffer, &size);
+  if (!mem) throw RunError("cannot format results.txt");
+  print_report(mem, report, /*with_summary=*/false);
+  std::fclose(mem);
+  const std::string text(buffer, size);
+  std::free(buffer);
+  write_whole_file(path, text);
 }
 
 }  // namespace miniamr::app

@@ -36,10 +36,12 @@ struct Report {
 // Collective: every rank calls it; the result is complete on rank 0.
 Report gather_report(const Config& config, const Simulation& sim, runtime::Runtime& rt);
 
-void print_report(std::FILE* out, const Report& report);
+// The end report; stdout gets the Summary line too, results.txt does not (as the reference).
+void print_report(std::FILE* out, const Report& report, bool with_summary = true);
 std::string summary_line(const Report& report);
-// Writes to a temporary file and renames it, so a reader never sees half a file.
+// Each is written to a temporary file and renamed, so a reader never sees half a file.
 void write_results_yaml(const std::string& path, const Report& report);
+void write_results_txt(const std::string& path, const Report& report);
 std::string results_yaml(const Report& report);
 
 }  // namespace miniamr::app

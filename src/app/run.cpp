@@ -88,6 +88,7 @@ int run_checked(const std::vector<std::string>& args, bool root) {
   if (root) {
     if (config.report_perf & 4) print_report(stdout, report);
     if (config.report_perf & 1) write_results_yaml("results.yaml", report);
+    if (config.report_perf & 2) write_results_txt("results.txt", report);
   }
   return 0;
 }
