@@ -141,7 +141,7 @@ void StaticRuntime::sweep_all(Domain& domain, const StageWork& work, stencil::Va
   if (work.checksum) block_sums_.resize(domain.blocks.size() * std::size_t(vars.count()));
     // Each block's sums go to its own slot and are added in block order afterwards (exact sums
     // would not mind the order anyway): bitwise the same for any thread count.
-#pragma omp parallel
+#pragma omp parallel if (scratch_.size() > 1)
   {
     std::vector<double>& scratch = scratch_[std::size_t(thread_index())];
 #pragma omp for schedule(dynamic, 2)
@@ -168,7 +168,7 @@ void StaticRuntime::sweep_phase(Domain& domain, const StageWork& work, stencil::
   if (work.checksum) block_sums_.resize(domain.blocks.size() * std::size_t(vars.count()));
   const std::size_t begin = phase == 0 ? 0 : s.first_remote;
   const std::size_t end = phase == 0 ? s.first_remote : s.order.size();
-#pragma omp parallel num_threads(s.threads)
+#pragma omp parallel num_threads(s.threads) if (s.threads > 1)
   {
     const auto t = std::size_t(thread_index());
     const std::size_t first =
@@ -239,7 +239,7 @@ void StaticRuntime::fill_local(Domain& domain, stencil::VarRange vars, std::span
   for (const int a : axes) {
     const auto& links = plan_.local[std::size_t(a)];
     const auto& bounds = plan_.boundary[std::size_t(a)];
-#pragma omp parallel
+#pragma omp parallel if (scratch_.size() > 1)
     {
 #pragma omp for schedule(static) nowait
       for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(links.size()); ++k) {
@@ -317,7 +317,7 @@ void StaticRuntime::advance(Domain& domain, const StageWork& work,
         {
           MINIAMR_TIMED(timers_, kCommunicate);
           const auto& early = schedule_.early;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (schedule_.threads > 1)
           for (std::ptrdiff_t k = 0; k < std::ptrdiff_t(early.size()); ++k)
             run_tasks(domain, std::span(&early[std::size_t(k)], 1), one);
         }
