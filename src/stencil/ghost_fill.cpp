@@ -107,11 +107,28 @@ struct FineToCoarse {
 
 // Same-level faces across x and y: the in-plane axis c is z, contiguous, so each row is one
 // block copy (the generic loop below cannot know the stride is 1).
-void copy_rows(const Copy& r, const double* s, double* d) {
-  const auto n = std::size_t(r.c_hi() - r.c_lo() + 1) * sizeof(double);
+// Rows are short (nz doubles); a copy of a size known at compile time is inlined, a libc call
+// per row is not.
+template <std::size_t N>
+void copy_rows_fixed(const Copy& r, const double* s, double* d) {
   for (int ib = r.b_lo(); ib <= r.b_hi(); ++ib) {
     const std::size_t row = std::size_t(ib) * r.g.sb + std::size_t(r.c_lo());
-    std::memcpy(d + r.g.ghost + row, s + r.src_layer + row, n);
+    std::memcpy(d + r.g.ghost + row, s + r.src_layer + row, N * sizeof(double));
+  }
+}
+
+void copy_rows(const Copy& r, const double* s, double* d) {
+  const auto n = std::size_t(r.c_hi() - r.c_lo() + 1);
+  switch (n) {
+    case 8:
+      return copy_rows_fixed<8>(r, s, d);
+    case 16:
+      return copy_rows_fixed<16>(r, s, d);
+    default:
+      for (int ib = r.b_lo(); ib <= r.b_hi(); ++ib) {
+        const std::size_t row = std::size_t(ib) * r.g.sb + std::size_t(r.c_lo());
+        std::memcpy(d + r.g.ghost + row, s + r.src_layer + row, n * sizeof(double));
+      }
   }
 }
 
