@@ -74,6 +74,24 @@ int run_checked(const std::vector<std::string>& args, bool root) {
         "--kokkos: this miniamr was built without Kokkos (-DMINIAMR_ENABLE_KOKKOS=ON)");
   if (config.kokkos && config.stencil == 0 && root)
     fmt::print("Note: --kokkos covers the 7- and 27-point stencils; --stencil 0 runs natively\n");
+#ifdef MINIAMR_HAVE_KOKKOS
+  // Kokkos starts only when asked for, inside MPI's lifetime, and never sees miniamr's command
+  // line (it would take --help for its own).
+  struct KokkosScope {
+    explicit KokkosScope(bool on) : on_(on) {
+      int argc = 1;
+      char name[] = "miniamr";
+      char* argv[] = {name, nullptr};
+      if (on_) stencil_kokkos::initialize(argc, argv);
+    }
+    ~KokkosScope() {
+      if (on_) stencil_kokkos::finalize();
+    }
+    KokkosScope(const KokkosScope&) = delete;
+    KokkosScope& operator=(const KokkosScope&) = delete;
+    bool on_;
+  } kokkos(config.kokkos);
+#endif
   const bool hilbert =
       config.lb_method == LbMethod::kHilbert || config.lb_method == LbMethod::kTruncHilbert;
   runtime::StaticRuntime rt(
@@ -113,13 +131,6 @@ int run(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const bool root = rank == 0;
   const std::vector<std::string> args(argv + 1, argv + argc);
-#ifdef MINIAMR_HAVE_KOKKOS
-  // Kokkos lives between MPI_Init and MPI_Finalize.
-  struct KokkosScope {
-    KokkosScope(int& c, char** v) { stencil_kokkos::initialize(c, v); }
-    ~KokkosScope() { stencil_kokkos::finalize(); }
-  } kokkos(argc, argv);
-#endif
   int status = 0;
   try {
     status = run_checked(args, root);

@@ -73,7 +73,17 @@ def main():
                       f"\n--- stderr\n{run.stderr[-2000:]}")
             else:
                 print(f"ok   {' '.join(args)} -> {status}")
-    print(f"{len(CASES) - failures} passed, {failures} failed")
+        # --help: miniamr's own help on stdout, exit 0.
+        run = subprocess.run(["mpirun", "-q", "-np", "2", "--oversubscribe",
+                              os.path.abspath(a.miniamr), "--help"], cwd=work, env=env,
+                             capture_output=True, text=True, timeout=120)
+        if (run.returncode != 0 or not run.stdout.startswith("usage: miniamr")
+                or run.stdout.count("usage: miniamr") != 1 or "--object" not in run.stdout):
+            failures += 1
+            print(f"FAIL --help: exit {run.returncode}\n{run.stdout[:500]}")
+        else:
+            print("ok   --help -> 0")
+    print(f"{len(CASES) + 1 - failures} passed, {failures} failed")
     return 1 if failures else 0
 
 
