@@ -14,17 +14,12 @@ namespace {
 constexpr int kMigrateTag = 103;
 constexpr std::size_t kHeader = 32;  // key (16 bytes, padded) + cost (8) + spare
 
-template <class Fn>
-void for_each_interior_row(const stencil::BlockShape& s, Fn&& fn) {
-  for (int v = 0; v < s.num_vars; ++v)
-    for (int i = 1; i <= s.nx; ++i)
-      for (int j = 1; j <= s.ny; ++j) fn(v, s.at(i, j, 1));
-}
-
 }  // namespace
 
+// Ghosts travel too: edge and corner ghosts next to a level change are not refilled every stage
+// (as in the reference), so a block must carry them to compute the same on any rank.
 std::size_t packed_block_bytes(const stencil::BlockShape& s) {
-  return kHeader + s.interior_cells() * std::size_t(s.num_vars) * sizeof(double);
+  return kHeader + s.cells() * std::size_t(s.num_vars) * sizeof(double);
 }
 
 void pack_block(const octree::Key& key, double cost, const stencil::Block& block, std::byte* out) {
@@ -33,24 +28,18 @@ void pack_block(const octree::Key& key, double cost, const stencil::Block& block
   std::memcpy(out, &key, sizeof key);
   std::memcpy(out + 16, &cost, sizeof cost);
   std::byte* p = out + kHeader;
-  const auto& s = block.shape();
-  const std::size_t row = std::size_t(s.nz) * sizeof(double);
-  for_each_interior_row(s, [&](int v, std::size_t at) {
-    std::memcpy(p, block.var(v).data() + at, row);
-    p += row;
-  });
+  const std::size_t var_bytes = block.shape().cells() * sizeof(double);
+  for (int v = 0; v < block.shape().num_vars; ++v, p += var_bytes)
+    std::memcpy(p, block.var(v).data(), var_bytes);
 }
 
 void unpack_block(const std::byte* in, octree::Key& key, double& cost, stencil::Block& block) {
   std::memcpy(&key, in, sizeof key);
   std::memcpy(&cost, in + 16, sizeof cost);
   const std::byte* p = in + kHeader;
-  const auto& s = block.shape();
-  const std::size_t row = std::size_t(s.nz) * sizeof(double);
-  for_each_interior_row(s, [&](int v, std::size_t at) {
-    std::memcpy(block.var(v).data() + at, p, row);
-    p += row;
-  });
+  const std::size_t var_bytes = block.shape().cells() * sizeof(double);
+  for (int v = 0; v < block.shape().num_vars; ++v, p += var_bytes)
+    std::memcpy(block.var(v).data(), p, var_bytes);
 }
 
 std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communicator& comm) {

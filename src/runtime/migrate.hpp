@@ -1,4 +1,4 @@
-// Moving whole blocks (key, cost and every variable's interior cells) between ranks.
+// Moving whole blocks (key, cost and every variable's cells) between ranks.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +13,8 @@ namespace miniamr::runtime {
 // what arrives, keeping the leaves sorted. Returns the number of blocks this rank sent.
 std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communicator& comm);
 
-// The wire format of one block, exposed for tests: key, cost, then the interior cells of each
-// variable (ghosts are refilled at the next stage).
+// The wire format of one block, exposed for tests: key, cost, then every cell of each variable,
+// ghosts included.
 std::size_t packed_block_bytes(const stencil::BlockShape& shape);
 void pack_block(const octree::Key& key, double cost, const stencil::Block& block, std::byte* out);
 void unpack_block(const std::byte* in, octree::Key& key, double& cost, stencil::Block& block);
