@@ -13,6 +13,7 @@ namespace {
 
 constexpr int kMigrateTag = 103;
 constexpr std::size_t kHeader = 32;  // key (16 bytes, padded) + cost (8) + spare
+constexpr std::size_t kChunkBytes = std::size_t{16} << 20;  // per destination and round
 
 }  // namespace
 
@@ -44,35 +45,52 @@ void unpack_block(const std::byte* in, octree::Key& key, double& cost, stencil::
 
 std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communicator& comm) {
   const std::size_t bytes = packed_block_bytes(domain.shape);
-  std::map<int, std::vector<std::byte>> outgoing;
-  std::int64_t sent = 0;
-  for (std::size_t i = 0; i < targets.size(); ++i) {
-    if (targets[i] == comm.rank()) continue;
-    auto& buf = outgoing[targets[i]];
-    buf.resize(buf.size() + bytes);
-    pack_block(domain.leaves[i], domain.cost[i], domain.blocks[i], buf.data() + buf.size() - bytes);
-    domain.blocks[i] = stencil::Block();  // release as soon as it is packed
-    ++sent;
-  }
   struct Entry {
     octree::Key key;
     double cost;
     stencil::Block block;
   };
   std::vector<Entry> entries;
-  for (std::size_t i = 0; i < targets.size(); ++i)
-    if (targets[i] == comm.rank())
+  std::map<int, std::vector<std::size_t>> leaving;  // per destination, in curve order
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    if (targets[i] == comm.rank()) {
       entries.push_back({domain.leaves[i], domain.cost[i], std::move(domain.blocks[i])});
-  // Each message becomes blocks as it arrives and is freed at once, so at the peak a rank holds
-  // its blocks, what it is still sending, and one message.
-  sparse_exchange(comm.get(), outgoing, kMigrateTag, [&](Parcel<std::byte>&& p) {
-    for (std::size_t off = 0; off < p.items.size(); off += bytes) {
-      Entry e{{}, 0.0, stencil::Block(domain.shape)};
-      unpack_block(p.items.data() + off, e.key, e.cost, e.block);
-      entries.push_back(std::move(e));
+    } else {
+      leaving[targets[i]].push_back(i);
     }
-  });
-  outgoing.clear();
+  }
+  // Rounds of at most kChunkBytes per destination: a block is packed (and freed) only in its
+  // round, and each message becomes blocks as it arrives, so at the peak a rank holds its
+  // blocks plus one chunk going out and one coming in.
+  const std::size_t per_round = std::max<std::size_t>(1, kChunkBytes / bytes);
+  std::int64_t sent = 0;
+  std::size_t round = 0;
+  for (bool more = true; comm.any(more); ++round) {
+    std::map<int, std::vector<std::byte>> outgoing;
+    more = false;
+    for (const auto& [rank, blocks] : leaving) {
+      const std::size_t first = round * per_round;
+      if (first >= blocks.size()) continue;
+      const std::size_t last = std::min(blocks.size(), first + per_round);
+      auto& buf = outgoing[rank];
+      buf.resize((last - first) * bytes);
+      for (std::size_t k = first; k < last; ++k) {
+        const std::size_t i = blocks[k];
+        pack_block(domain.leaves[i], domain.cost[i], domain.blocks[i],
+                   buf.data() + (k - first) * bytes);
+        domain.blocks[i] = stencil::Block();
+        ++sent;
+      }
+      more = more || last < blocks.size();
+    }
+    sparse_exchange(comm.get(), outgoing, kMigrateTag, [&](Parcel<std::byte>&& p) {
+      for (std::size_t off = 0; off < p.items.size(); off += bytes) {
+        Entry e{{}, 0.0, stencil::Block(domain.shape)};
+        unpack_block(p.items.data() + off, e.key, e.cost, e.block);
+        entries.push_back(std::move(e));
+      }
+    });
+  }
   std::sort(entries.begin(), entries.end(),
             [](const Entry& a, const Entry& b) { return octree::morton_less(a.key, b.key); });
   std::vector<octree::Key> keys;
