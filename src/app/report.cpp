@@ -259,6 +259,14 @@ std::string results_yaml(const Report& r) {
   kv("final_blocks", r.stats.final_blocks);
   y << YAML::Key << "final_blocks_per_level" << YAML::Value << YAML::Flow
     << r.stats.final_level_counts;
+  y << YAML::Key << "mesh_history" << YAML::Value << YAML::BeginSeq;
+  for (const auto& m : r.stats.mesh_history) {
+    y << YAML::Flow << YAML::BeginMap;
+    kv("timestep", m.timestep);
+    y << YAML::Key << "blocks_per_level" << YAML::Value << YAML::Flow << m.blocks_per_level;
+    y << YAML::EndMap;
+  }
+  y << YAML::EndSeq;
   kv("refine_steps", r.stats.refine_steps);
   kv("blocks_split", r.stats.blocks_split);
   kv("blocks_reformed", r.stats.blocks_reformed);

@@ -197,7 +197,8 @@ void Simulation::refine_step(int ts, int iterations) {
       if (config_.lb_opt == 2) maybe_rebalance(/*report=*/false);
     }
   }
-  print_level_table(ts, level_counts());
+  stats_.mesh_history.push_back({ts, level_counts()});
+  print_level_table(ts, stats_.mesh_history.back().blocks_per_level);
   // Unlike the reference, uniform meshes are balanced too: ownership never changes results.
   if (config_.lb_opt >= 1) maybe_rebalance(/*report=*/true);
   print_comm_partners();

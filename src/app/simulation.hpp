@@ -29,6 +29,12 @@ struct RunStats {
   std::int64_t blocks_moved_coarsen = 0;  // siblings gathered onto one rank so they may merge
   std::int64_t final_blocks = 0;
   std::vector<std::int64_t> final_level_counts;
+  // Blocks per level after each refinement step (the progress tables, machine-readable).
+  struct MeshSnapshot {
+    int timestep = 0;
+    std::vector<std::int64_t> blocks_per_level;
+  };
+  std::vector<MeshSnapshot> mesh_history;
   std::int64_t cell_var_updates_rank = 0;  // interior cell-variable stencil updates on this rank
   std::vector<double> initial_checksums;
   std::vector<double> final_checksums;

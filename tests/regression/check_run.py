@@ -72,6 +72,12 @@ def main():
                     dst.write(src.read())
         elif a.save_yaml or a.compare_yaml or a.expect_blocks:
             failures.append("no results.yaml written")
+        if results and a.table:
+            # results.yaml's mesh_history holds the same numbers as the printed tables.
+            rows = [l.rsplit(" ", 1)[1] for l in want if l.startswith("Number")]
+            history = [n for m in results.get("mesh_history", []) for n in m["blocks_per_level"]]
+            if [int(x) for x in rows] != history:
+                failures.append("mesh_history in results.yaml differs from the table")
         if results and a.expect_blocks:
             want = [int(x) for x in a.expect_blocks.split(",")]
             if results["final_blocks_per_level"] != want:

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Plots a run from its results.yaml: blocks per refinement level over the timesteps (the mesh
+history) and the time per phase (average and slowest rank).
+
+  python3 tools/plot_results.py results.yaml [-o run.png] [--title TEXT]
+
+Needs Debian's python3-matplotlib and python3-yaml (run it with /usr/bin/python3).
+"""
+import argparse
+import sys
+
+import yaml
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results", help="a results.yaml written by miniamr (--report_perf 1)")
+    ap.add_argument("-o", "--output", default="results.png", help="image to write (PNG, SVG, PDF)")
+    ap.add_argument("--title", help="figure title (default: the run's ranks and scenario size)")
+    a = ap.parse_args()
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("plot_results.py: matplotlib is missing (apt-get install python3-matplotlib)",
+              file=sys.stderr)
+        return 2
+    try:
+        with open(a.results) as f:
+            r = yaml.safe_load(f)
+    except (OSError, yaml.YAMLError) as e:
+        print(f"plot_results.py: cannot read {a.results}: {e}", file=sys.stderr)
+        return 2
+    if not isinstance(r, dict) or "mesh_history" not in r:
+        print(f"plot_results.py: {a.results} has no mesh_history (not a miniamr results.yaml?)",
+              file=sys.stderr)
+        return 2
+
+    history = r["mesh_history"]
+    steps = [m["timestep"] for m in history]
+    levels = list(zip(*[m["blocks_per_level"] for m in history]))
+    fig, (mesh, phases) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [2, 1]})
+    mesh.stackplot(steps, levels, labels=[f"level {l}" for l in range(len(levels))], step="post")
+    mesh.set_xlabel("timestep")
+    mesh.set_ylabel("blocks")
+    mesh.set_title("blocks per refinement level")
+    mesh.legend(loc="upper left", fontsize="small")
+
+    names = list(r["phases"].keys())
+    avg = [r["phases"][n]["avg"] for n in names]
+    mx = [r["phases"][n]["max"] for n in names]
+    x = range(len(names))
+    phases.bar([i - 0.2 for i in x], avg, width=0.4, label="average over ranks")
+    phases.bar([i + 0.2 for i in x], mx, width=0.4, label="slowest rank")
+    phases.set_xticks(list(x), [n.replace("T_", "") for n in names], rotation=30)
+    phases.set_ylabel("seconds")
+    phases.set_title("time per phase")
+    phases.legend(fontsize="small")
+
+    fig.suptitle(a.title or (f"miniamr: {r['ranks']} ranks x {r.get('threads', 1)} threads, "
+                             f"{r['num_vars']} variables, {r['num_tsteps']} timesteps, "
+                             f"{r['cell_var_updates_per_s']:.3g} updates/s"))
+    fig.tight_layout()
+    fig.savefig(a.output, dpi=110)
+    print(f"wrote {a.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
