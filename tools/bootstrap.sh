@@ -33,7 +33,8 @@ cmake --build build -j "$jobs"
 
 if [[ $mode == run ]]; then
   mkdir -p out && cd out
-  mpirun -np 2 ../build/miniamr ../inputs/expanding_sphere.deck
+  # --report_perf 13: the default progress and end report, plus results.yaml.
+  mpirun -np 2 ../build/miniamr ../inputs/expanding_sphere.deck --report_perf 13
   echo "results written to $(pwd)/results.yaml"
 else
   cd build
