@@ -271,6 +271,7 @@ std::string results_yaml(const Report& r) {
   kv("blocks_split", r.stats.blocks_split);
   kv("blocks_reformed", r.stats.blocks_reformed);
   kv("closure_rounds", r.stats.closure_rounds);
+  kv("closure_changes_sent", r.stats.closure_changes_sent);
   kv("load_balances", r.stats.load_balances);
   kv("blocks_moved_lb", r.stats.blocks_moved_lb);
   kv("blocks_moved_coarsen", r.stats.blocks_moved_coarsen);

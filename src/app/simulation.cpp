@@ -166,6 +166,7 @@ bool Simulation::refine_iteration(int ts) {
   auto marks = octree::initial_marks(domain_.leaves, R, wanted);
   const auto closure = octree::close_marks(domain_.leaves, marks, domain_.grid, runtime_.mailbox());
   stats_.closure_rounds += closure.rounds;
+  stats_.closure_changes_sent += runtime_.comm().sum(closure.changes_sent);
   const octree::AdaptPlan plan = octree::plan_adapt(domain_.leaves, marks);
 
   // Splits come before merges, and a parent is released after its eighth child is made, so the

@@ -24,6 +24,7 @@ struct RunStats {
   std::int64_t blocks_split = 0;
   std::int64_t blocks_reformed = 0;  // families merged into their parent
   std::int64_t closure_rounds = 0;
+  std::int64_t closure_changes_sent = 0;  // mark changes sent to other ranks by the consensus
   std::int64_t load_balances = 0;
   std::int64_t blocks_moved_lb = 0;
   std::int64_t blocks_moved_coarsen = 0;  // siblings gathered onto one rank so they may merge

@@ -37,15 +37,6 @@ Communicator::Communicator(Communicator&& o) noexcept
 void Communicator::sum_in_place(std::span<std::int64_t> v) const {
   MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_INT64_T, MPI_SUM, comm_);
 }
-void Communicator::sum_in_place(std::span<double> v) const {
-  MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, MPI_SUM, comm_);
-}
-void Communicator::max_in_place(std::span<double> v) const {
-  MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, MPI_MAX, comm_);
-}
-void Communicator::min_in_place(std::span<double> v) const {
-  MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, MPI_MIN, comm_);
-}
 std::int64_t Communicator::sum(std::int64_t v) const {
   MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT64_T, MPI_SUM, comm_);
   return v;
@@ -83,10 +74,6 @@ std::vector<std::vector<std::int64_t>> Communicator::gather(
   for (std::size_t r = 0; r < counts.size(); ++r)
     out.emplace_back(flat.begin() + displs[r], flat.begin() + displs[r] + counts[r]);
   return out;
-}
-
-void Communicator::barrier() const {
-  MPI_Barrier(comm_);
 }
 
 Spread spread(const Communicator& comm, double local) {

@@ -38,9 +38,6 @@ class Communicator {
   bool is_root() const { return rank_ == 0; }
 
   void sum_in_place(std::span<std::int64_t> values) const;
-  void sum_in_place(std::span<double> values) const;
-  void max_in_place(std::span<double> values) const;
-  void min_in_place(std::span<double> values) const;
   std::int64_t sum(std::int64_t v) const;
   std::int64_t max(std::int64_t v) const;
   double max(double v) const;
@@ -49,7 +46,6 @@ class Communicator {
   std::vector<std::int64_t> allgather(std::int64_t mine) const;
   // Every rank's `mine`, in rank order, on rank 0 (empty elsewhere).
   std::vector<std::vector<std::int64_t>> gather(std::span<const std::int64_t> mine) const;
-  void barrier() const;
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -27,7 +27,6 @@ void MpiMailbox::post(const octree::Key& region, const octree::MarkChange& chang
 
 std::vector<octree::MarkChange> MpiMailbox::exchange() {
   if (comm_.size() == 1) return {};
-  messages_sent_ += std::int64_t(outbox_.size());
   const auto parcels = sparse_exchange(comm_.get(), outbox_, kMarksTag);
   outbox_.clear();
   std::vector<octree::MarkChange> in;

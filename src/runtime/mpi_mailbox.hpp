@@ -22,13 +22,10 @@ class MpiMailbox final : public octree::MarkMailbox {
   bool any(bool local) override { return comm_.any(local); }
   bool is_local(const octree::Key& region) const override;
 
-  std::int64_t messages_sent() const { return messages_sent_; }
-
  private:
   const Communicator& comm_;
   sfc::Partition partition_;
   std::map<int, std::vector<octree::MarkChange>> outbox_;
-  std::int64_t messages_sent_ = 0;
 };
 
 }  // namespace miniamr::runtime
