@@ -22,6 +22,7 @@ class Partition {
   static Partition from_firsts(const CurveSpace& space,
                                std::span<const std::optional<Position>> firsts);
 
+  int ranks() const { return int(first_.size()); }
   const CurveSpace& space() const { return space_; }
   // The rank whose range contains position p.
   int owner_at(Position p) const;
