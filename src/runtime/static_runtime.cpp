@@ -57,6 +57,10 @@ void StaticRuntime::mesh_changed(const Domain& domain) {
   mailbox_.set_partition(nb.partition);
   partition_ = nb.partition;
   plan_ = build_ghost_plan(domain, nb);
+  fit_threads(domain);
+}
+
+void StaticRuntime::fit_threads(const Domain& domain) {
   scratch_.resize(std::size_t(thread_count()));
   for (auto& s : scratch_) s.resize(stencil::stencil_scratch_size(domain.shape));
   schedule_ = build_sweep_schedule(plan_, domain.blocks.size(), thread_count());
@@ -290,11 +294,8 @@ void StaticRuntime::end_halo(Halo& h) {
 
 void StaticRuntime::advance(Domain& domain, const StageWork& work,
                             std::span<stencil::ExactSum> sums) {
-  if (int(scratch_.size()) != thread_count()) {  // the thread count changed since the last plan
-    scratch_.resize(std::size_t(thread_count()));
-    for (auto& sc : scratch_) sc.resize(stencil::stencil_scratch_size(domain.shape));
-    schedule_ = build_sweep_schedule(plan_, domain.blocks.size(), thread_count());
-  }
+  // The host may change the thread count between two mesh changes.
+  if (int(scratch_.size()) != thread_count()) fit_threads(domain);
   if (work.measure_cost) stage_cost_.resize(domain.blocks.size(), 0.0);
   // The comm groups of the stage: one message per neighbour rank and group.
   std::vector<stencil::VarRange> groups;

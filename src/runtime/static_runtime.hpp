@@ -42,6 +42,8 @@ class StaticRuntime final : public Runtime {
   static bool has_kokkos();
 
  private:
+  // Per-thread scratch and the sweep schedule, for the current thread count.
+  void fit_threads(const Domain& domain);
   // The halo exchange of one comm group, split into phases (p4est's begin/end style):
   // post receives and send packed faces; copy on-rank faces; wait; unpack; complete sends.
   // The messages of one comm group in flight.
