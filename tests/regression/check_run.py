@@ -78,6 +78,17 @@ def main():
             history = [n for m in results.get("mesh_history", []) for n in m["blocks_per_level"]]
             if [int(x) for x in rows] != history:
                 failures.append("mesh_history in results.yaml differs from the table")
+        if results and results.get("mesh_history"):
+            # blocks/ts: timestep t's stages run on the mesh of the last refinement before t.
+            history = results["mesh_history"]
+            steps = results["num_tsteps"]
+            total = 0
+            for t in range(1, steps + 1):
+                mesh = [m for m in history if m["timestep"] < t][-1]
+                total += sum(mesh["blocks_per_level"])
+            if abs(total / steps - results["total_blocks_ts_ave"]) > 1e-9 * max(1.0, total):
+                failures.append(f"total_blocks_ts_ave {results['total_blocks_ts_ave']} != "
+                                f"{total / steps} from mesh_history")
         if results and a.expect_blocks:
             want = [int(x) for x in a.expect_blocks.split(",")]
             if results["final_blocks_per_level"] != want:
