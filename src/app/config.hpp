@@ -80,6 +80,10 @@ struct Config {
   // Where the run came from (for the report); empty when no deck was given.
   std::string deck_path;
 
+  // --hilbert and --trunc_hilbert: ranks own ranges of a Hilbert curve instead of Morton.
+  bool hilbert_ownership() const {
+    return lb_method == LbMethod::kHilbert || lb_method == LbMethod::kTruncHilbert;
+  }
   int effective_block_change() const { return block_change == 0 ? num_refine : block_change; }
   int effective_comm_vars() const {
     return (comm_vars <= 0 || comm_vars > num_vars) ? num_vars : comm_vars;

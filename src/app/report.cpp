@@ -43,8 +43,8 @@ const char* lb_method_name(LbMethod m) {
   return "?";
 }
 
-const char* ownership_curve(LbMethod m) {
-  return m == LbMethod::kHilbert || m == LbMethod::kTruncHilbert ? "Hilbert" : "Morton";
+const char* ownership_curve(const Config& c) {
+  return c.hilbert_ownership() ? "Hilbert" : "Morton";
 }
 
 }  // namespace
@@ -142,7 +142,7 @@ void print_report(std::FILE* out, const Report& r, bool with_summary) {
   line(
       fmt::format("Load balance: weighted cut of the {} curve ({} requested), weights: {}, "
                   "threshold {}%, lb_opt {}",
-                  ownership_curve(c.lb_method), lb_method_name(c.lb_method),
+                  ownership_curve(c), lb_method_name(c.lb_method),
                   c.lb_weight == LbWeight::kBlocks  ? "one per block"
                   : c.lb_weight == LbWeight::kModel ? "cost model"
                                                     : "measured time",
@@ -237,7 +237,7 @@ std::string results_yaml(const Report& r) {
   kv("lb_opt", c.lb_opt);
   kv("inbalance", c.inbalance);
   kv("lb_method", lb_method_name(c.lb_method));
-  kv("ownership_curve", ownership_curve(c.lb_method));
+  kv("ownership_curve", ownership_curve(c));
   kv("lb_weight", int(c.lb_weight));
   kv("plot_freq", c.plot_freq);
   kv("num_vars", c.num_vars);

@@ -92,10 +92,9 @@ int run_checked(const std::vector<std::string>& args, bool root) {
     bool on_;
   } kokkos(config.kokkos);
 #endif
-  const bool hilbert =
-      config.lb_method == LbMethod::kHilbert || config.lb_method == LbMethod::kTruncHilbert;
   runtime::StaticRuntime rt(
-      MPI_COMM_WORLD, {config.blocking_send, hilbert ? sfc::Curve::kHilbert : sfc::Curve::kMorton});
+      MPI_COMM_WORLD, {config.blocking_send,
+                       config.hilbert_ownership() ? sfc::Curve::kHilbert : sfc::Curve::kMorton});
   if (root) {
     for (const auto& w : parsed.warnings) fmt::print("{}\n", w);
     for (const auto& n : substitution_notes(config, rt.comm().size())) fmt::print("{}\n", n);

@@ -1,6 +1,7 @@
 #include "app/simulation.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <cmath>
@@ -40,6 +41,7 @@ void Simulation::init_mesh() {
   domain_.grid = octree::RootGrid{roots};
   domain_.shape = stencil::BlockShape{config_.nx, config_.ny, config_.nz, config_.num_vars};
   domain_.leaves = octree::LeafSet(runtime_.initial_roots(domain_.grid));
+  global_blocks_ = domain_.grid.count();
   domain_.blocks.clear();
   domain_.blocks.reserve(domain_.leaves.size());
   for (const octree::Key& k : domain_.leaves.keys()) {
@@ -180,9 +182,11 @@ bool Simulation::refine_iteration(int ts) {
         "refinement at timestep {} needs {} blocks on one rank, more than --max_blocks {}", ts,
         peak_max, config_.max_blocks));
   }
-  const std::int64_t changes = runtime_.comm().sum(plan.splits + plan.merges);
-  stats_.blocks_split += runtime_.comm().sum(plan.splits);
-  stats_.blocks_reformed += runtime_.comm().sum(plan.merges);
+  std::array<std::int64_t, 2> changed{plan.splits, plan.merges};
+  runtime_.comm().sum_in_place(changed);
+  stats_.blocks_split += changed[0];
+  stats_.blocks_reformed += changed[1];
+  const std::int64_t changes = changed[0] + changed[1];
   if (changes > 0) apply_plan(plan);  // collective: every rank rebuilds its neighbourhood
   return changes > 0;
 }
@@ -199,6 +203,8 @@ void Simulation::refine_step(int ts, int iterations) {
     }
   }
   stats_.mesh_history.push_back({ts, level_counts()});
+  global_blocks_ = 0;
+  for (const auto n : stats_.mesh_history.back().blocks_per_level) global_blocks_ += n;
   print_level_table(ts, stats_.mesh_history.back().blocks_per_level);
   // Unlike the reference, uniform meshes are balanced too: ownership never changes results.
   if (config_.lb_opt >= 1) maybe_rebalance(/*report=*/true);
@@ -281,7 +287,7 @@ void Simulation::stage() {
   const int nv = config_.num_vars;
   const int group = config_.effective_comm_vars();
   const bool check = config_.checksum_freq > 0 && stage_in_ts_ % config_.checksum_freq == 0;
-  stats_.block_stage_sum += runtime_.comm().sum(std::int64_t(domain_.leaves.size()));
+  stats_.block_stage_sum += global_blocks_;
   std::vector<stencil::ExactSum> sums(check ? std::size_t(nv) : 0);
   runtime::StageWork work;
   work.stencil = config_.stencil;

@@ -79,6 +79,7 @@ class Simulation {
   std::vector<Object> objects_;
   stencil::VariableCoeffs coeffs_;
   std::vector<double> previous_sums_;
+  std::int64_t global_blocks_ = 0;  // leaves on all ranks; changes only in refinement steps
   int timestep_ = 0;
   int stage_in_ts_ = 0;
   std::int64_t calc_stage_ = 0;
