@@ -71,8 +71,16 @@ struct Config {
   bool blocking_send = false;
   bool send_faces = false;
 
+  // Runtime: which mapper runs the stage graph, and on how many worker threads per rank.
+  std::string runtime = "static";
+  int threads = 0;  // 0: OMP_NUM_THREADS, else 1
+  bool threads_given = false;
+  int task_order_seed = 0;  // dynamic: non-zero runs ready tasks in a seeded random order
+
   // Output.
-  int report_perf = 12;  // bit mask: 1 results.yaml, 2 results.txt, 4 end report, 8 progress
+  std::string trace_path;       // Chrome trace JSON ("" = none)
+  std::string dump_graph_path;  // Graphviz DOT of the first timestep's graph ("" = none)
+  int report_perf = 12;         // bit mask: 1 results.yaml, 2 results.txt, 4 end report, 8 progress
   int plot_freq = 0;
 
   std::vector<Object> objects;

@@ -44,7 +44,8 @@ using IntSetter = void (*)(State&, int);
 using RealSetter = void (*)(State&, double);
 using FlagSetter = void (*)(State&, bool);  // false only comes from a deck ("permute = false")
 using ObjectSetter = void (*)(State&, const Object&);
-using Setter = std::variant<IntSetter, RealSetter, FlagSetter, ObjectSetter>;
+using TextSetter = void (*)(State&, const std::string&);
+using Setter = std::variant<IntSetter, RealSetter, FlagSetter, ObjectSetter, TextSetter>;
 
 struct OptionSpec {
   std::string_view name;  // without dashes; the deck key
@@ -134,6 +135,11 @@ constexpr std::array kOptions{
   OptionSpec{"hilbert", FlagSetter{[](State& s, bool on) { set_lb(s, LbMethod::kHilbert, on); }}, "", "off", "load balance along the Hilbert curve"},
   OptionSpec{"trunc_hilbert", FlagSetter{[](State& s, bool on) { set_lb(s, LbMethod::kTruncHilbert, on); }}, "", "off", "load balance along the truncated Hilbert curve"},
   OptionSpec{"reorder", IntSetter{[](State& s, int v) { s.config.reorder = v; }}, "N", "-1", "rank placement: -1 auto (RCB 1, curves 0), 0, 1"},
+  OptionSpec{"runtime", TextSetter{[](State& s, const std::string& v) { s.config.runtime = v; }}, "NAME", "static", "static (MPI ranks, bulk-synchronous stages) or dynamic (tasks on futures)"},
+  OptionSpec{"threads", IntSetter{[](State& s, int v) { s.config.threads = v; s.config.threads_given = true; }}, "N", "OMP_NUM_THREADS or 1", "worker threads per rank"},
+  OptionSpec{"task_order_seed", IntSetter{[](State& s, int v) { s.config.task_order_seed = v; }}, "SEED", "0", "dynamic: run ready tasks in a random order from SEED (testing; 0 = off)"},
+  OptionSpec{"trace", TextSetter{[](State& s, const std::string& v) { s.config.trace_path = v; }}, "FILE", "none", "write a Chrome trace (JSON, Perfetto) of every task and message"},
+  OptionSpec{"dump_graph", TextSetter{[](State& s, const std::string& v) { s.config.dump_graph_path = v; }}, "FILE", "none", "write the task graph of the first timestep as Graphviz DOT"},
   OptionSpec{"num_objects", IntSetter{[](State& s, int v) { s.num_objects = v; s.num_objects_from_cli = s.in_cli; }}, "N", "unset", "number of --object options (optional, checked)"},
   OptionSpec{"object", ObjectSetter{add_object}, "type bounce cx cy cz mx my mz sx sy sz ix iy iz", "none", "add a refinement object (repeatable)"},
 };
@@ -211,6 +217,10 @@ void apply(State& state, const OptionSpec& spec, std::span<const std::string> va
     (*set_real)(state, to_real(values[0], what, where));
   } else if (const auto* set_flag = std::get_if<FlagSetter>(&spec.set)) {
     (*set_flag)(state, values.empty() || to_bool(values[0], what, where));
+  } else if (const auto* set_text = std::get_if<TextSetter>(&spec.set)) {
+    if (values[0].empty())
+      throw UsageError(fmt::format("{}{} expects a value, got ''", where.prefix, what));
+    (*set_text)(state, values[0]);
   } else {
     std::get<ObjectSetter>(spec.set)(state, to_object(values, where));
   }
@@ -220,6 +230,8 @@ std::string expected_values(const OptionSpec& spec) {
   if (std::holds_alternative<IntSetter>(spec.set)) return "an integer";
   if (std::holds_alternative<RealSetter>(spec.set)) return "a number";
   if (std::holds_alternative<FlagSetter>(spec.set)) return "true or false";
+  if (std::holds_alternative<TextSetter>(spec.set))
+    return fmt::format("a {}", spec.args == "FILE" ? "file name" : "name");
   return fmt::format("{} values ({})", kObjectFields.size(), spec.args);
 }
 
@@ -464,6 +476,13 @@ void check_work(const Config& c) {
   }
 }
 
+void check_runtime(const Config& c) {
+  if (c.runtime != "static" && c.runtime != "dynamic")
+    fail(fmt::format("--runtime must be static or dynamic, got '{}'", c.runtime));
+  if (c.threads_given) check_at_least("threads", c.threads, 1);
+  check_at_least("task_order_seed", c.task_order_seed, 0);
+}
+
 void check_time_loop(const Config& c) {
   if (c.time_given && !(c.time > 0)) fail(fmt::format("--time must be positive, got {}", c.time));
   // --time alone ignores num_tsteps; --time with --num_tsteps n uses a time step of T/n.
@@ -500,6 +519,7 @@ void validate_config(const Config& config) {
   check_work(config);
   check_time_loop(config);
   check_objects(config);
+  check_runtime(config);
 }
 
 std::vector<std::string> config_warnings(const Config& config) {

@@ -1,5 +1,7 @@
 #include "app/report.hpp"
 
+#include <array>
+
 #include <sys/resource.h>
 
 #include <cmath>
@@ -12,6 +14,7 @@
 
 #include "app/errors.hpp"
 #include "app/objects.hpp"
+#include "app/output_file.hpp"
 #include "runtime/static_runtime.hpp"
 
 namespace miniamr::app {
@@ -76,7 +79,14 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
   r.final_objects = sim.objects();
   r.runtime_name = rt.name();
   r.ranks = comm.size();
-  r.threads = runtime::thread_count();
+  r.threads = rt.threads();
+  const runtime::KernelCalls calls = rt.kernels().calls();
+  std::array<std::int64_t, 3> counts{calls.native, calls.kokkos, calls.variable};
+  comm.sum_in_place(counts);
+  r.kernel_calls = {counts[0], counts[1], counts[2]};
+  r.stencil_backend = counts[1] == 0              ? "native"
+                      : counts[0] + counts[2] > 0 ? "kokkos+native"
+                                                  : "kokkos";
   r.stats = sim.stats();
   r.max_blocks = comm.max(sim.stats().max_blocks_rank);
   r.total = runtime::spread(comm, t.get(Phase::kTotal));
@@ -114,8 +124,9 @@ void print_report(std::FILE* out, const Report& r, bool with_summary) {
       "Run on {} ranks x {} threads, {} runtime, rank grid {} x {} x {}, root blocks {} x {} x {}",
       r.ranks, r.threads, r.runtime_name, c.npx, c.npy, c.npz, c.npx * c.init_x, c.npy * c.init_y,
       c.npz * c.init_z));
-  line(fmt::format("Block size {} x {} x {}, {} variables, comm_vars {}, stencil {}", c.nx, c.ny,
-                   c.nz, c.num_vars, c.effective_comm_vars(), c.stencil));
+  line(fmt::format("Block size {} x {} x {}, {} variables, comm_vars {}, stencil {} ({} kernels)",
+                   c.nx, c.ny, c.nz, c.num_vars, c.effective_comm_vars(), c.stencil,
+                   r.stencil_backend));
   line(fmt::format("Levels of refinement {}, blocks can change by {} levels per refinement step",
                    c.num_refine, c.effective_block_change()));
   if (c.refine_ghost) line("Ghost cells are checked for refinement");
@@ -199,6 +210,12 @@ std::string results_yaml(const Report& r) {
   kv("runtime", r.runtime_name);
   kv("ranks", r.ranks);
   kv("threads", r.threads);
+  kv("stencil_backend", r.stencil_backend);
+  y << YAML::Key << "kernel_calls" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  kv("native", r.kernel_calls.native);
+  kv("kokkos", r.kernel_calls.kokkos);
+  kv("variable_work", r.kernel_calls.variable);
+  y << YAML::EndMap;
   kv("npx", c.npx);
   kv("npy", c.npy);
   kv("npz", c.npz);
@@ -304,15 +321,8 @@ std::string results_yaml(const Report& r) {
 
 namespace {
 
-// Writes to a temporary file and renames it, so a reader never sees half a file.
 void write_whole_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << text;
-    if (!f) throw RunError(fmt::format("cannot write '{}'", tmp));
-  }
-  std::filesystem::rename(tmp, path);
+  if (!write_file_atomically(path, text)) throw RunError(fmt::format("cannot write '{}'", path));
 }
 
 }  // namespace

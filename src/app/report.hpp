@@ -18,7 +18,9 @@ struct Report {
   std::vector<Object> final_objects;
   std::string runtime_name;
   int ranks = 1;
-  int threads = 1;  // OpenMP threads per rank
+  int threads = 1;                    // worker threads per rank
+  std::string stencil_backend;        // the kernels that actually ran
+  runtime::KernelCalls kernel_calls;  // all ranks
   RunStats stats;
   std::int64_t max_blocks = 0;  // peak blocks on any rank
   // min / avg / max over ranks of each phase, seconds.

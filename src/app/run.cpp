@@ -5,6 +5,8 @@
 #include <malloc.h>
 #endif
 #include <cstdlib>
+#include <memory>
+#include <utility>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -18,8 +20,10 @@
 #include "app/options.hpp"
 #include "app/report.hpp"
 #include "app/simulation.hpp"
+#include "runtime/dynamic_runtime.hpp"
 #include "runtime/mpi.hpp"
 #include "runtime/static_runtime.hpp"
+#include "runtime/trace.hpp"
 #ifdef MINIAMR_HAVE_KOKKOS
 #include "stencil_kokkos/kokkos_stencil.hpp"
 #endif
@@ -60,6 +64,22 @@ std::vector<std::string> substitution_notes(const Config& c, int ranks) {
   return notes;
 }
 
+// Output files named on the command line must be writable before any work starts. Rank 0
+// decides and every rank learns the verdict, so all fail together.
+void check_output_paths(const Config& config, bool root) {
+  const std::pair<const char*, const std::string*> paths[] = {
+      {"trace", &config.trace_path}, {"dump_graph", &config.dump_graph_path}};
+  for (const auto& [name, path] : paths) {
+    if (path->empty()) continue;
+    int ok = root && runtime::writable_path(*path) ? 1 : 0;
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!ok)
+      throw UsageError(fmt::format(
+          "--{} '{}': cannot write there (missing directory, no permission, or a directory)", name,
+          *path));
+  }
+}
+
 // Every rank parses the same arguments (the deck is read on every rank), so all ranks agree on
 // the outcome without a broadcast; only rank 0 speaks.
 int run_checked(const std::vector<std::string>& args, bool root) {
@@ -69,7 +89,7 @@ int run_checked(const std::vector<std::string>& args, bool root) {
     return 0;
   }
   const Config& config = parsed.config;
-  if (config.kokkos && !runtime::StaticRuntime::has_kokkos())
+  if (config.kokkos && !runtime::StageKernels::has_kokkos())
     throw UsageError(
         "--kokkos: this miniamr was built without Kokkos (-DMINIAMR_ENABLE_KOKKOS=ON)");
   if (config.kokkos && config.stencil == 0 && root)
@@ -92,16 +112,44 @@ int run_checked(const std::vector<std::string>& args, bool root) {
     bool on_;
   } kokkos(config.kokkos);
 #endif
-  runtime::StaticRuntime rt(
-      MPI_COMM_WORLD, {config.blocking_send,
-                       config.hilbert_ownership() ? sfc::Curve::kHilbert : sfc::Curve::kMorton});
+  // Worker threads: --threads, else OMP_NUM_THREADS (which the caller may have set), else 1.
+  const int threads = config.threads_given ? config.threads : runtime::thread_count();
+#ifdef _OPENMP
+  omp_set_num_threads(threads);
+#endif
+  const bool dynamic = config.runtime == "dynamic";
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  if (dynamic && threads > 1 && level < MPI_THREAD_SERIALIZED)
+    throw UsageError(fmt::format(
+        "--runtime dynamic with {} threads needs MPI_THREAD_SERIALIZED, but this MPI library "
+        "granted level {}",
+        threads, level));
+  check_output_paths(config, root);
+
+  runtime::RuntimeOptions options;
+  options.blocking_send = config.blocking_send;
+  options.ownership = config.hilbert_ownership() ? sfc::Curve::kHilbert : sfc::Curve::kMorton;
+  options.kernels =
+      config.kokkos ? runtime::KernelBackend::kKokkos : runtime::KernelBackend::kNative;
+  options.threads = threads;
+  options.order_seed = std::uint64_t(config.task_order_seed);
+  std::unique_ptr<runtime::Runtime> rt;
+  if (dynamic)
+    rt = std::make_unique<runtime::DynamicRuntime>(MPI_COMM_WORLD, options);
+  else
+    rt = std::make_unique<runtime::StaticRuntime>(MPI_COMM_WORLD, options);
+  runtime::Trace trace = config.trace_path.empty() ? runtime::Trace() : runtime::Trace(threads);
+  rt->set_trace(&trace);
   if (root) {
     for (const auto& w : parsed.warnings) fmt::print("{}\n", w);
-    for (const auto& n : substitution_notes(config, rt.comm().size())) fmt::print("{}\n", n);
+    for (const auto& n : substitution_notes(config, rt->comm().size())) fmt::print("{}\n", n);
   }
-  Simulation sim(config, rt, root ? stdout : nullptr);
+  Simulation sim(config, *rt, root ? stdout : nullptr, &trace);
   sim.run();
-  const Report report = gather_report(config, sim, rt);
+  if (!config.trace_path.empty() && !trace.write(rt->comm(), config.trace_path))
+    throw RunError(fmt::format("cannot write --trace file '{}'", config.trace_path));
+  const Report report = gather_report(config, sim, *rt);
   if (root) {
     if (config.report_perf & 4) print_report(stdout, report);
     if (config.report_perf & 1) write_results_yaml("results.yaml", report);

@@ -11,6 +11,7 @@
 
 #include "app/errors.hpp"
 #include "app/objects.hpp"
+#include "app/output_file.hpp"
 #include "octree/refine.hpp"
 #include "runtime/exact_reduce.hpp"
 #include "sfc/partition.hpp"
@@ -28,10 +29,12 @@ constexpr std::uint64_t kDataSeed = 0x6d696e69616d72ull;  // "miniamr"
 
 }  // namespace
 
-Simulation::Simulation(const Config& config, runtime::Runtime& runtime, std::FILE* out)
+Simulation::Simulation(const Config& config, runtime::Runtime& runtime, std::FILE* out,
+                       runtime::Trace* trace)
     : config_(config),
       runtime_(runtime),
       out_(out),
+      trace_(trace),
       objects_(config.objects),
       coeffs_(stencil::make_variable_coeffs(config.num_vars, kDataSeed)) {}
 
@@ -192,6 +195,7 @@ bool Simulation::refine_iteration(int ts) {
 }
 
 void Simulation::refine_step(int ts, int iterations) {
+  const double t0 = trace_ != nullptr ? trace_->now_us() : 0.0;
   {
     MINIAMR_TIMED(runtime_.timers(), kRefine);
     ++stats_.refine_steps;
@@ -202,6 +206,7 @@ void Simulation::refine_step(int ts, int iterations) {
       if (config_.lb_opt == 2) maybe_rebalance(/*report=*/false);
     }
   }
+  trace_event("refine", t0, ts);
   stats_.mesh_history.push_back({ts, level_counts()});
   global_blocks_ = 0;
   for (const auto n : stats_.mesh_history.back().blocks_per_level) global_blocks_ += n;
@@ -262,7 +267,9 @@ void Simulation::maybe_rebalance(bool report) {
     fmt::print(out_, "{} ave {} min {} max {}\n", when, sum / std::int64_t(l.size()), *lo, *hi);
   };
   line("before", loads);
+  const double t0 = trace_ != nullptr ? trace_->now_us() : 0.0;
   const std::int64_t sent = runtime_.rebalance(domain_, block_weights());
+  trace_event("rebalance", t0, timestep_);
   stats_.blocks_moved_lb += runtime_.comm().sum(sent);
   ++stats_.load_balances;
   stats_.max_blocks_rank = std::max(stats_.max_blocks_rank, std::int64_t(domain_.leaves.size()));
@@ -283,34 +290,51 @@ void Simulation::print_comm_partners() const {
   fmt::print(out_, "\n");
 }
 
-void Simulation::stage() {
+void Simulation::timestep_stages() {
   const int nv = config_.num_vars;
-  const int group = config_.effective_comm_vars();
-  const bool check = config_.checksum_freq > 0 && stage_in_ts_ % config_.checksum_freq == 0;
-  stats_.block_stage_sum += global_blocks_;
-  std::vector<stencil::ExactSum> sums(check ? std::size_t(nv) : 0);
-  runtime::StageWork work;
-  work.stencil = config_.stencil;
-  work.vars = {0, nv};
-  work.group = group;
-  work.num_vars = nv;
-  work.calc_stage = calc_stage_;
-  work.checksum = check;
-  work.coeffs = &coeffs_;
-  work.measure_cost = config_.lb_weight == LbWeight::kMeasured;
-  runtime_.advance(domain_, work, sums);
-  stats_.cell_var_updates_rank +=
-      std::int64_t(domain_.leaves.size()) * std::int64_t(domain_.shape.interior_cells()) * nv;
-  ++calc_stage_;
-  ++stats_.stages_done;
-  if (check) {
-    std::vector<double> totals;
-    {
-      MINIAMR_TIMED(runtime_.timers(), kChecksum);
-      totals = global_checksums(sums);
-    }
-    check_sums(totals);
+  std::vector<runtime::StageWork> stages(std::size_t(config_.stages_per_ts));
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    runtime::StageWork& work = stages[s];
+    work.stencil = config_.stencil;
+    work.vars = {0, nv};
+    work.group = config_.effective_comm_vars();
+    work.num_vars = nv;
+    work.calc_stage = calc_stage_ + std::int64_t(s);
+    work.checksum = config_.checksum_freq > 0 && int(s) % config_.checksum_freq == 0;
+    work.coeffs = &coeffs_;
+    work.measure_cost = config_.lb_weight == LbWeight::kMeasured;
   }
+  const auto totals = runtime_.run_stages(domain_, stages);
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    stage_in_ts_ = int(s);
+    stats_.block_stage_sum += global_blocks_;
+    stats_.cell_var_updates_rank +=
+        std::int64_t(domain_.leaves.size()) * std::int64_t(domain_.shape.interior_cells()) * nv;
+    ++calc_stage_;
+    ++stats_.stages_done;
+    if (stages[s].checksum) check_sums(totals[s]);
+  }
+}
+
+void Simulation::trace_event(std::string_view name, double start_us, std::int64_t ts) const {
+  if (trace_ == nullptr || !trace_->enabled()) return;
+  trace_->record({name,
+                  "mesh",
+                  start_us,
+                  trace_->now_us() - start_us,
+                  0,
+                  {{{"timestep", ts}, {"blocks", std::int64_t(domain_.leaves.size())}, {}, {}}},
+                  {},
+                  {}});
+}
+
+void Simulation::write_graph() const {
+  const std::string dot = runtime_.graph_dot(domain_, config_.stencil != 7, config_.stages_per_ts);
+  int ok = 1;
+  if (runtime_.comm().is_root()) ok = write_file_atomically(config_.dump_graph_path, dot) ? 1 : 0;
+  MPI_Bcast(&ok, 1, MPI_INT, 0, runtime_.comm().get());
+  if (!ok)
+    throw RunError(fmt::format("cannot write --dump_graph file '{}'", config_.dump_graph_path));
 }
 
 void Simulation::check_sums(const std::vector<double>& sums) {
@@ -393,7 +417,8 @@ void Simulation::run() {
     timestep_ = ts;
     if (out_ && (config_.report_perf & 8))
       fmt::print(out_, "Timestep {} time {:f} delta {:f}\n", ts, t, delta);
-    for (stage_in_ts_ = 0; stage_in_ts_ < config_.stages_per_ts; ++stage_in_ts_) stage();
+    if (ts == 1 && !config_.dump_graph_path.empty()) write_graph();
+    timestep_stages();
     if (adapting()) {
       move_objects(objects_, delta);
       if (config_.refine_freq > 0 && ts % config_.refine_freq == 0)

@@ -4,11 +4,14 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <string_view>
 #include <vector>
 
 #include "app/config.hpp"
 #include "runtime/domain.hpp"
 #include "runtime/runtime.hpp"
+#include "runtime/trace.hpp"
+#include "stencil/exact_sum.hpp"
 #include "stencil/variable_kernels.hpp"
 
 namespace miniamr::app {
@@ -45,7 +48,8 @@ struct RunStats {
 class Simulation {
  public:
   // `out` receives the progress lines on rank 0 (nullptr elsewhere or when silenced).
-  Simulation(const Config& config, runtime::Runtime& runtime, std::FILE* out);
+  Simulation(const Config& config, runtime::Runtime& runtime, std::FILE* out,
+             runtime::Trace* trace = nullptr);
 
   // Runs the whole schedule. Throws RunError on a failed checksum or a --max_blocks overflow.
   void run();
@@ -62,7 +66,11 @@ class Simulation {
   void maybe_rebalance(bool report);
   std::vector<std::int64_t> block_weights() const;
   void print_comm_partners() const;
-  void stage();
+  // The stages of one timestep, run as one batch (no barrier between them where the runtime
+  // needs none); checksums are checked when the batch returns.
+  void timestep_stages();
+  void write_graph() const;
+  void trace_event(std::string_view name, double start_us, std::int64_t ts) const;
   std::vector<double> global_checksums(std::span<stencil::ExactSum> sums) const;
   std::vector<double> current_checksums() const;
   std::uint64_t field_digest() const;
@@ -75,6 +83,7 @@ class Simulation {
   Config config_;
   runtime::Runtime& runtime_;
   std::FILE* out_;
+  runtime::Trace* trace_;
   runtime::Domain domain_;
   std::vector<Object> objects_;
   stencil::VariableCoeffs coeffs_;

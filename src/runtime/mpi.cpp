@@ -8,7 +8,10 @@ MpiEnvironment::MpiEnvironment(int& argc, char**& argv) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
-    MPI_Init(&argc, &argv);
+    // The dynamic runtime calls MPI from whichever worker holds its progress token, one at a
+    // time; MPI_THREAD_MULTIPLE would slow every small message for nothing.
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
     owns_ = true;
   }
 }

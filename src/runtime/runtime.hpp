@@ -1,9 +1,9 @@
-// The seam between the driver and the back ends: what to run, not how.
+// The seam between the driver and the back ends: what to run, not how. A back end is a mapper:
+// it decides where and when the tasks of the stage graph (stage_graph.hpp) run.
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -11,25 +11,12 @@
 #include "octree/refine.hpp"
 #include "runtime/domain.hpp"
 #include "runtime/mpi.hpp"
+#include "runtime/stage_kernels.hpp"
 #include "runtime/timers.hpp"
-#include "stencil/exact_sum.hpp"
-#include "stencil/ghost_fill.hpp"
-#include "stencil/variable_kernels.hpp"
 
 namespace miniamr::runtime {
 
-// One stage: fill the ghosts of `vars` and apply the stencil to each, exchanging ghosts in
-// groups of `group` variables (comm_vars).
-struct StageWork {
-  int stencil = 7;              // 7, 27 or 0 ("variable work")
-  stencil::VarRange vars;       // all variables of the stage
-  int group = 0;                // variables per ghost-exchange group (0: all at once)
-  int num_vars = 0;             // all variables (the variable kernels mix them)
-  std::int64_t calc_stage = 0;  // running stage counter (selects the variable kernel)
-  bool checksum = false;        // also add each variable's new block sums to `sums`
-  const stencil::VariableCoeffs* coeffs = nullptr;  // stencil 0 only
-  bool measure_cost = false;  // keep Domain::cost up to date (measured load-balance weights)
-};
+class Trace;
 
 struct CommPartners {
   std::array<int, 3> axis{0, 0, 0};
@@ -47,10 +34,16 @@ class Runtime {
   // Called after every change of the local leaves (adapt, migration) to rebuild plans.
   virtual void mesh_changed(const Domain& domain) = 0;
 
-  // Advances every local block by one stage. When work.checksum is set, sums[v - vars.v0]
-  // gains the sum of each block's new values of variable v.
-  virtual void advance(Domain& domain, const StageWork& work,
-                       std::span<stencil::ExactSum> sums) = 0;
+  // Collective. Runs `stages` one after the other on every local block. For each stage with
+  // checksum set, the result holds the global sum of each of its variables (empty otherwise).
+  // A mapper may start a stage before the previous one has ended wherever the graph allows, and
+  // keep checksum reductions in flight meanwhile; everything is complete on return.
+  virtual std::vector<std::vector<double>> run_stages(Domain& domain,
+                                                      std::span<const StageWork> stages) = 0;
+  // One stage.
+  std::vector<double> advance(Domain& domain, const StageWork& work) {
+    return run_stages(domain, std::span(&work, 1)).front();
+  }
 
   // The mailbox the refinement consensus talks through.
   virtual octree::MarkMailbox& mailbox() = 0;
@@ -69,6 +62,19 @@ class Runtime {
 
   // Number of ranks this one exchanges ghosts with, per axis and in all.
   virtual CommPartners comm_partners() const = 0;
+
+  // Collective. The stage graph of the current mesh over `stages` stages as Graphviz DOT: the
+  // whole graph on rank 0, empty elsewhere.
+  virtual std::string graph_dot(const Domain& domain, bool edges, int stages) = 0;
+
+  // The kernels every stage runs (which back end, and how often each ran).
+  virtual const StageKernels& kernels() const = 0;
+
+  // Where task, message, reduction and mesh events go (nullptr: nowhere).
+  virtual void set_trace(Trace* trace) = 0;
+
+  // Worker threads per rank.
+  virtual int threads() const = 0;
 
   virtual std::string name() const = 0;
 };

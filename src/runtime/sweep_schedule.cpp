@@ -1,17 +1,20 @@
 #include "runtime/sweep_schedule.hpp"
 
 #include <algorithm>
+#include <cassert>
 
 namespace miniamr::runtime {
 
-SweepSchedule build_sweep_schedule(const GhostPlan& plan, std::size_t blocks, int threads) {
+SweepSchedule build_sweep_schedule(const StageGraph& graph, int threads) {
+  assert(graph.groups == 1);
+  const std::size_t blocks = graph.blocks;
   SweepSchedule s;
   s.threads = std::max(1, threads);
   const auto t = std::size_t(s.threads);
   for (int remote = 0; remote < 2; ++remote) {
     if (remote) s.first_remote = s.order.size();
     for (std::size_t i = 0; i < blocks; ++i)
-      if ((plan.needs_remote[i] != 0) == (remote != 0)) s.order.push_back(i);
+      if ((graph.needs_remote[i] != 0) == (remote != 0)) s.order.push_back(i);
   }
   std::vector<std::size_t> pos(blocks);
   for (std::size_t p = 0; p < s.order.size(); ++p) pos[s.order[p]] = p;
@@ -30,19 +33,20 @@ SweepSchedule build_sweep_schedule(const GhostPlan& plan, std::size_t blocks, in
   };
 
   std::vector<std::vector<GhostTask>> at(blocks);
-  for (int a = 0; a < 3; ++a) {
-    for (const LocalLink& l : plan.local[std::size_t(a)]) {
-      const GhostTask task{l.dst, l.src, l.link, false};
-      const std::size_t pd = pos[l.dst], ps = pos[l.src];
-      if (chunk(pd) == chunk(ps)) {
-        at[std::min(pd, ps)].push_back(task);
-      } else {
-        s.early.push_back(task);
+  for (std::size_t dst = 0; dst < blocks; ++dst) {
+    for (const GhostFill& f : graph.fills[graph.node(dst, 0)]) {
+      if (f.kind == GhostFill::Kind::kBoundary) {
+        at[pos[dst]].push_back({dst, dst, f.link, true});
+      } else if (f.kind == GhostFill::Kind::kLocal) {
+        const GhostTask task{dst, f.src, f.link, false};
+        const std::size_t pd = pos[dst], ps = pos[f.src];
+        if (chunk(pd) == chunk(ps)) {
+          at[std::min(pd, ps)].push_back(task);
+        } else {
+          s.early.push_back(task);
+        }
       }
     }
-    for (const BoundaryFace& b : plan.boundary[std::size_t(a)])
-      at[pos[b.block]].push_back(
-          {b.block, b.block, {stencil::GhostRelation::kSameLevel, b.face, {}}, true});
   }
   s.task_begin.reserve(blocks + 1);
   for (std::size_t p = 0; p < blocks; ++p) {

@@ -1,12 +1,15 @@
-// When each on-rank ghost face is filled during a 7-point sweep: at the sweep of whichever of
-// its two blocks comes first, so the face is written just before the block that needs it is
-// swept (while in cache) and every ghost still reads values from before this stage.
+// The static mapper's order for the 7-point stage graph: blocks swept in curve order (those
+// whose ghosts all come from this rank first, while messages are in flight), each Fill node
+// split into its on-rank faces and every face filled at the sweep of whichever of its two
+// blocks comes first. That is a topological order of the graph refined to single faces: a face
+// is written just before the block that needs it is swept (while in cache), and it still reads
+// values from before this stage.
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
-#include "runtime/ghost_plan.hpp"
+#include "runtime/stage_graph.hpp"
 
 namespace miniamr::runtime {
 
@@ -30,6 +33,7 @@ struct SweepSchedule {
   std::vector<GhostTask> tasks;
 };
 
-SweepSchedule build_sweep_schedule(const GhostPlan& plan, std::size_t blocks, int threads);
+// `graph` describes a face-only stencil (one axis group).
+SweepSchedule build_sweep_schedule(const StageGraph& graph, int threads);
 
 }  // namespace miniamr::runtime

@@ -35,7 +35,8 @@ TEST(SweepSchedule, EveryFaceOnceAndBeforeBothSweeps) {
   for (const int threads : {1, 2, 3}) {
     for (const std::size_t blocks : {1u, 2u, 7u, 40u}) {
       const GhostPlan plan = random_plan(blocks, rng);
-      const SweepSchedule s = build_sweep_schedule(plan, blocks, threads);
+      const StageGraph graph = build_stage_graph(plan, {2, 2, 2, 1}, blocks, false);
+      const SweepSchedule s = build_sweep_schedule(graph, threads);
       ASSERT_EQ(s.order.size(), blocks);
       std::vector<std::size_t> pos(blocks);
       for (std::size_t p = 0; p < blocks; ++p) pos[s.order[p]] = p;

@@ -1,0 +1,620 @@
+#include "runtime/dynamic_runtime.hpp"
+
+#include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_group.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <thread>
+#include <utility>
+
+#include "runtime/halo_messages.hpp"
+#include "runtime/sum_reduction.hpp"
+#include "runtime/trace.hpp"
+#include "stencil/plane_sweep.hpp"
+
+namespace miniamr::runtime {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kTagBase = 301;
+// Tags cycle over this many stages: a peer is never more than two stages ahead of a message
+// this rank has not received yet (its faces need ours), so tags stay unambiguous.
+constexpr std::size_t kTagStages = 16;
+
+int message_tag(std::size_t stage, int group) {
+  return kTagBase + int(stage % kTagStages) * 3 + group;
+}
+
+template <class T>
+void sort_unique(std::vector<T>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+template <class T>
+std::vector<std::vector<T>> reversed(const std::vector<std::vector<T>>& preds) {
+  std::vector<std::vector<T>> succ(preds.size());
+  for (std::size_t n = 0; n < preds.size(); ++n)
+    for (const T p : preds[n]) succ[std::size_t(p)].push_back(T(n));
+  return succ;
+}
+
+// Requests in flight, each with the id of what it carries.
+struct Pending {
+  std::vector<MPI_Request> requests;
+  std::vector<std::size_t> ids;
+
+  bool empty() const { return requests.empty(); }
+  MPI_Request* add(std::size_t id) {
+    ids.push_back(id);
+    return &requests.emplace_back();
+  }
+  // The ids of the requests that have completed; those are dropped.
+  std::vector<std::size_t> test_some() {
+    std::vector<std::size_t> out;
+    if (requests.empty()) return out;
+    std::vector<int> done(requests.size());
+    int n = 0;
+    MPI_Testsome(int(requests.size()), requests.data(), &n, done.data(), MPI_STATUSES_IGNORE);
+    if (n == MPI_UNDEFINED || n == 0) return out;
+    constexpr std::size_t kDone = ~std::size_t(0);
+    for (int i = 0; i < n; ++i) {
+      std::size_t& id = ids[std::size_t(done[std::size_t(i)])];
+      out.push_back(id);
+      id = kDone;
+    }
+    std::size_t w = 0;
+    for (std::size_t r = 0; r < ids.size(); ++r) {
+      if (ids[r] == kDone) continue;
+      requests[w] = requests[r];
+      ids[w++] = ids[r];
+    }
+    requests.resize(w);
+    ids.resize(w);
+    return out;
+  }
+  void wait_all() {
+    MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+    requests.clear();
+    ids.clear();
+  }
+};
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+// The stage graph with consecutive blocks grouped into units; one task per unit and node kind:
+// node(u, k) = u * K + k, k < G the Fill of axis group k, k = G the Sweep.
+struct DynamicRuntime::Units {
+  int G = 1;
+  std::size_t K = 2;
+  std::size_t per_task = 1;
+  std::vector<std::size_t> begin;     // unit u holds blocks [begin[u], begin[u + 1])
+  std::vector<std::size_t> unit_of;   // per block
+  Adjacency<std::size_t> succ_same;   // per node: successors in the same stage
+  Adjacency<std::size_t> succ_next;   // per node: successors in the next stage
+  std::vector<int> indeg_first;       // missing inputs in the first stage of a run
+  std::vector<int> indeg;             // missing inputs in later stages
+  Adjacency<std::uint32_t> produces;  // per node: send messages it completes a part of
+  Adjacency<std::uint32_t> consumes;  // per node: receive messages it unpacks from
+  Adjacency<std::size_t> consumers;   // per receive message: its consumer nodes
+  std::vector<int> producers;         // per send message: its producer nodes
+
+  std::size_t count() const { return begin.size() - 1; }
+  std::size_t nodes() const { return count() * K; }
+  std::size_t node(std::size_t unit, std::size_t k) const { return unit * K + k; }
+};
+
+namespace {
+
+std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size_t per_task);
+
+}  // namespace
+
+struct DynamicRuntime::Arena {
+  explicit Arena(int n) : threads(n), arena(n) {}
+  int threads;
+  tbb::task_arena arena;
+};
+
+DynamicRuntime::DynamicRuntime(MPI_Comm parent, RuntimeOptions options)
+    : MeshRuntime(parent, options) {}
+
+DynamicRuntime::~DynamicRuntime() = default;
+
+void DynamicRuntime::plans_changed(const Domain&) {
+  units_.reset();
+}
+
+// Everything one run_stages shares between its tasks. Counters are atomics; what only the
+// holder of the progress token touches is marked so.
+struct DynamicRuntime::Batch {
+  struct Message {
+    std::vector<double> data;
+    std::atomic<int> remaining{0};  // sends: faces' producers to go; receives: consumers to go
+    std::once_flag allocated;
+  };
+
+  Batch(DynamicRuntime& rt_, Domain& domain_, std::span<const StageWork> stages_,
+        const StageGraph& graph_, const Units& units_, int threads_)
+      : rt(rt_),
+        domain(domain_),
+        stages(stages_),
+        graph(graph_),
+        units(units_),
+        threads(threads_),
+        S(stages_.size()),
+        N(units_.nodes()),
+        count(new std::atomic<int>[S * N]),
+        sends(new Message[S * graph_.sends.size()]),
+        recvs(new Message[S * graph_.recvs.size()]),
+        sweeps_left(new std::atomic<int>[S]),
+        sums_ready(new std::atomic<bool>[S]),
+        block_sums(S),
+        totals(S),
+        unit_seconds(units_.count(), 0.0),
+        busy(std::size_t(threads_), 0.0),
+        rng(rt_.options_.order_seed) {}
+
+  DynamicRuntime& rt;
+  Domain& domain;
+  std::span<const StageWork> stages;
+  const StageGraph& graph;
+  const Units& units;
+  const int threads;
+  const std::size_t S, N;
+  std::unique_ptr<std::atomic<int>[]> count;        // per stage and node: inputs still missing
+  std::atomic<std::int64_t> remaining{0};           // nodes not yet run
+  std::unique_ptr<Message[]> sends, recvs;          // per stage and message
+  std::unique_ptr<std::atomic<int>[]> sweeps_left;  // per stage: units not yet swept
+  std::unique_ptr<std::atomic<bool>[]> sums_ready;  // per checksum stage: all sweeps done
+  std::vector<std::vector<double>> block_sums;      // per checksum stage: block x variable
+  std::atomic<int> reductions_left{0};
+  std::vector<std::vector<double>> totals;
+  std::vector<double> unit_seconds;  // per unit: this stage's fill and sweep time so far
+  std::vector<double> busy;          // per worker: seconds in tasks
+
+  // The progress token and what only its holder touches.
+  std::mutex mpi;
+  Pending receiving, sending;  // ids: stage * messages + message
+  std::size_t next_reduction = 0;
+  std::list<std::pair<std::size_t, SumReduction>> reductions;
+
+  std::mutex queue_mutex;
+  std::vector<std::size_t> send_queue;  // messages whose last face is packed
+  std::atomic<bool> queued{false};
+
+  // Seeded random order (testing).
+  std::mutex pool_mutex;
+  std::vector<std::size_t> pool;
+  std::mt19937_64 rng;
+
+  Message& send(std::size_t s, std::size_t m) { return sends[s * graph.sends.size() + m]; }
+  Message& recv(std::size_t s, std::size_t m) { return recvs[s * graph.recvs.size() + m]; }
+  // Every node has run, every reduction is complete and every message has been posted (a
+  // worker that packed a message's last face may have found the token taken).
+  bool finished() const {
+    return remaining.load() == 0 && reductions_left.load() == 0 && !queued.load();
+  }
+  bool traced() const { return rt.trace_ != nullptr && rt.trace_->enabled(); }
+  int worker() const { return std::max(0, tbb::this_task_arena::current_thread_index()); }
+
+  void post_receive(std::size_t s, std::size_t m);
+  void queue_send(std::size_t s, std::size_t m);
+  void pack(std::size_t unit, int group, std::size_t s);
+  void fill(std::size_t unit, int group, std::size_t s);
+  void sweep(std::size_t unit, std::size_t s);
+  // Runs node n of stage s; appends the nodes it made ready.
+  void run(std::size_t id, std::vector<std::size_t>& ready);
+  // Drives MPI when the token is free (or always, when `wait`); appends nodes made ready.
+  void progress(bool wait, std::vector<std::size_t>& ready);
+  void spawn(tbb::task_group& tg, std::size_t id);
+  void spawn_all(tbb::task_group& tg, std::vector<std::size_t>& ready) {
+    for (const std::size_t id : ready) spawn(tg, id);
+    ready.clear();
+  }
+  void make_ready(std::size_t s, std::size_t n, std::vector<std::size_t>& ready) {
+    if (count[s * N + n].fetch_sub(1, std::memory_order_acq_rel) == 1) ready.push_back(s * N + n);
+  }
+};
+
+void DynamicRuntime::Batch::post_receive(std::size_t s, std::size_t m) {
+  const MessageLayout& msg = graph.recvs[m];
+  Message& r = recv(s, m);
+  r.data.resize(msg.size(stages[s].vars.count()));
+  r.remaining.store(int(units.consumers[m].size()));
+  MPI_Irecv(r.data.data(), int(r.data.size()), MPI_DOUBLE, msg.peer, message_tag(s, msg.group),
+            rt.comm_.get(), receiving.add(s * graph.recvs.size() + m));
+}
+
+void DynamicRuntime::Batch::queue_send(std::size_t s, std::size_t m) {
+  const std::lock_guard lock(queue_mutex);
+  send_queue.push_back(s * graph.sends.size() + m);
+  queued.store(true, std::memory_order_release);
+}
+
+void DynamicRuntime::Batch::pack(std::size_t unit, int group, std::size_t s) {
+  const StageWork& work = stages[s];
+  for (std::size_t b = units.begin[unit]; b < units.begin[unit + 1]; ++b) {
+    for (const PackedFace& pf : graph.packs[graph.node(b, group)]) {
+      Message& msg = send(s, pf.message);
+      const MessageLayout& layout = graph.sends[pf.message];
+      std::call_once(msg.allocated, [&] { msg.data.resize(layout.size(work.vars.count())); });
+      pack_face(domain, layout.faces[pf.face], work.vars, graph.edges, msg.data);
+    }
+  }
+  const std::size_t producer = group == 0 ? units.node(unit, std::size_t(units.G))
+                                          : units.node(unit, std::size_t(group - 1));
+  for (const std::uint32_t m : units.produces[producer])
+    if (send(s, m).remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) queue_send(s, m);
+}
+
+void DynamicRuntime::Batch::fill(std::size_t unit, int group, std::size_t s) {
+  const StageWork& work = stages[s];
+  for (std::size_t b = units.begin[unit]; b < units.begin[unit + 1]; ++b) {
+    stencil::Block& dst = domain.blocks[b];
+    for (const GhostFill& f : graph.fills[graph.node(b, group)]) {
+      switch (f.kind) {
+        case GhostFill::Kind::kLocal:
+          stencil::fill_direct(dst, domain.blocks[f.src], f.link, work.vars, graph.edges);
+          break;
+        case GhostFill::Kind::kBoundary:
+          stencil::fill_boundary(dst, f.link.face, work.vars, graph.edges);
+          break;
+        case GhostFill::Kind::kRemote:
+          unpack_face(domain, graph.recvs[f.message].faces[f.face], work.vars, work.vars,
+                      graph.edges, recv(s, f.message).data);
+          break;
+      }
+    }
+  }
+  // The last consumer of a message frees its buffer.
+  for (const std::uint32_t m : units.consumes[units.node(unit, std::size_t(group))]) {
+    Message& r = recv(s, m);
+    if (r.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      std::vector<double>().swap(r.data);
+  }
+}
+
+void DynamicRuntime::Batch::sweep(std::size_t unit, std::size_t s) {
+  const StageWork& work = stages[s];
+  const auto nv = std::size_t(work.vars.count());
+  std::vector<double>& scratch = rt.scratch_[std::size_t(worker())];
+  for (std::size_t b = units.begin[unit]; b < units.begin[unit + 1]; ++b) {
+    const std::span<double> sums =
+        work.checksum ? std::span(block_sums[s]).subspan(b * nv, nv) : std::span<double>();
+    rt.kernels_.sweep(domain.blocks[b], work, work.vars, scratch, sums);
+  }
+}
+
+void DynamicRuntime::Batch::run(std::size_t id, std::vector<std::size_t>& ready) {
+  const std::size_t s = id / N, n = id % N;
+  const std::size_t unit = n / units.K, k = n % units.K;
+  const bool is_sweep = k == std::size_t(units.G);
+  const auto t0 = Clock::now();
+  const double ts = traced() ? rt.trace_->now_us() : 0.0;
+  if (is_sweep)
+    sweep(unit, s);
+  else
+    fill(unit, int(k), s);
+  const double dt = seconds_since(t0);
+  busy[std::size_t(worker())] += dt;
+  // A unit's nodes run one after the other (each needs the previous), so this is race-free.
+  unit_seconds[unit] += dt;
+  const std::size_t first = units.begin[unit], last = units.begin[unit + 1];
+  if (is_sweep) {
+    const double per_block = unit_seconds[unit] / double(last - first);
+    for (std::size_t b = first; b < last; ++b)
+      domain.cost[b] = blend_cost(domain.cost[b], per_block);
+    unit_seconds[unit] = 0;
+  }
+  if (traced()) {
+    rt.trace_->record({is_sweep ? "sweep" : "fill",
+                       "task",
+                       ts,
+                       dt * 1e6,
+                       worker(),
+                       {{{"stage", stages[s].calc_stage},
+                         {"blocks", std::int64_t(last - first)},
+                         {"axis_group", is_sweep ? -1 : std::int64_t(k)},
+                         {}}},
+                       "block",
+                       octree::to_string(domain.leaves[first])});
+  }
+  // Faces for other ranks, packed the moment they exist.
+  if (is_sweep && s + 1 < S) pack(unit, 0, s + 1);
+  if (!is_sweep && int(k) + 1 < units.G) pack(unit, int(k) + 1, s);
+
+  for (const std::size_t c : units.succ_same[n]) make_ready(s, c, ready);
+  if (s + 1 < S)
+    for (const std::size_t c : units.succ_next[n]) make_ready(s + 1, c, ready);
+  if (is_sweep && stages[s].checksum && sweeps_left[s].fetch_sub(1, std::memory_order_acq_rel) == 1)
+    sums_ready[s].store(true, std::memory_order_release);
+  remaining.fetch_sub(1, std::memory_order_acq_rel);
+  progress(false, ready);
+}
+
+void DynamicRuntime::Batch::progress(bool wait, std::vector<std::size_t>& ready) {
+  std::unique_lock lock(mpi, std::defer_lock);
+  if (wait) {
+    lock.lock();
+  } else if (!lock.try_lock()) {
+    return;
+  }
+  const MPI_Comm comm = rt.comm_.get();
+  // Messages whose last face is packed.
+  if (queued.exchange(false, std::memory_order_acq_rel)) {
+    std::vector<std::size_t> out;
+    {
+      const std::lock_guard q(queue_mutex);
+      out.swap(send_queue);
+    }
+    for (const std::size_t id : out) {
+      const std::size_t s = id / graph.sends.size(), m = id % graph.sends.size();
+      const MessageLayout& layout = graph.sends[m];
+      Message& msg = send(s, m);
+      const double t = traced() ? rt.trace_->now_us() : 0.0;
+      MPI_Isend(msg.data.data(), int(msg.data.size()), MPI_DOUBLE, layout.peer,
+                message_tag(s, layout.group), comm, sending.add(id));
+      if (traced())
+        rt.trace_->record({"send",
+                           "message",
+                           t,
+                           rt.trace_->now_us() - t,
+                           worker(),
+                           {{{"stage", stages[s].calc_stage},
+                             {"peer", layout.peer},
+                             {"bytes", std::int64_t(msg.data.size() * sizeof(double))},
+                             {"axis_group", layout.group}}},
+                           {},
+                           {}});
+    }
+  }
+  // Checksum reductions start in stage order, the same on every rank.
+  while (next_reduction < S) {
+    const std::size_t s = next_reduction;
+    if (!stages[s].checksum) {
+      ++next_reduction;
+      continue;
+    }
+    if (!sums_ready[s].load(std::memory_order_acquire)) break;
+    const auto nv = std::size_t(stages[s].vars.count());
+    std::vector<stencil::ExactSum> sums(nv);
+    for (std::size_t i = 0; i < block_sums[s].size(); ++i) sums[i % nv].add(block_sums[s][i]);
+    reductions.emplace_back(s, SumReduction(rt.comm_, sums));
+    ++next_reduction;
+  }
+  // Arrivals make their consumers ready.
+  const auto arrived = receiving.test_some();
+  const double t = traced() && !arrived.empty() ? rt.trace_->now_us() : 0.0;
+  for (const std::size_t id : arrived) {
+    const std::size_t s = id / graph.recvs.size(), m = id % graph.recvs.size();
+    if (traced())
+      rt.trace_->record({"recv",
+                         "message",
+                         t,
+                         0.0,
+                         worker(),
+                         {{{"stage", stages[s].calc_stage},
+                           {"peer", graph.recvs[m].peer},
+                           {"bytes", std::int64_t(recv(s, m).data.size() * sizeof(double))},
+                           {"axis_group", graph.recvs[m].group}}},
+                         {},
+                         {}});
+    for (const std::size_t c : units.consumers[m]) make_ready(s, c, ready);
+    if (s + 2 < S) post_receive(s + 2, m);
+  }
+  // Completed sends free their buffers.
+  for (const std::size_t id : sending.test_some()) std::vector<double>().swap(sends[id].data);
+  for (auto it = reductions.begin(); it != reductions.end();) {
+    if (!it->second.test()) {
+      ++it;
+      continue;
+    }
+    totals[it->first] = it->second.wait();
+    it = reductions.erase(it);
+    reductions_left.fetch_sub(1, std::memory_order_acq_rel);
+  }
+}
+
+void DynamicRuntime::Batch::spawn(tbb::task_group& tg, std::size_t id) {
+  if (rt.options_.order_seed == 0) {
+    tg.run([this, &tg, id] {
+      std::vector<std::size_t> ready;
+      run(id, ready);
+      spawn_all(tg, ready);
+    });
+    return;
+  }
+  // Testing: every ready node joins a pool and each task runs one drawn at random.
+  {
+    const std::lock_guard lock(pool_mutex);
+    pool.push_back(id);
+  }
+  tg.run([this, &tg] {
+    std::size_t picked = 0;
+    {
+      const std::lock_guard lock(pool_mutex);
+      const std::size_t i = std::uniform_int_distribution<std::size_t>(0, pool.size() - 1)(rng);
+      picked = pool[i];
+      pool[i] = pool.back();
+      pool.pop_back();
+    }
+    std::vector<std::size_t> ready;
+    run(picked, ready);
+    spawn_all(tg, ready);
+  });
+}
+
+std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
+                                                            std::span<const StageWork> stages) {
+  if (stages.empty()) return {};
+  const auto wall0 = Clock::now();
+  const int T = threads();
+  scratch_.resize(std::size_t(T));
+  for (auto& s : scratch_) s.resize(stencil::stencil_scratch_size(domain.shape));
+  if (!arena_ || arena_->threads != T) arena_ = std::make_unique<Arena>(T);
+  if (trace_ != nullptr) trace_->set_threads(T);
+
+  // Task size from the measured time per block: about kTargetTaskSeconds, but enough tasks
+  // for every worker to have several.
+  const bool edges = stages.front().reads_edges();
+  const StageGraph& g = graph(domain, edges);
+  std::size_t per_task = 1;
+  if (block_seconds_ > 0) {
+    const double per_node = block_seconds_ / double(g.groups + 1);
+    per_task = std::size_t(std::max(1.0, std::round(kTargetTaskSeconds / per_node)));
+  }
+  const std::size_t parallel_cap = std::max<std::size_t>(1, g.blocks / (8 * std::size_t(T)));
+  per_task = std::min(per_task, parallel_cap);
+  if (!units_ || units_->G != g.groups || units_->per_task != per_task)
+    units_ = make_units(g, per_task);
+  blocks_per_task_ = per_task;
+  const Units& u = *units_;
+
+  Batch b(*this, domain, stages, g, u, T);
+  const std::size_t S = stages.size(), N = u.nodes();
+  if (domain.cost.size() != domain.blocks.size()) domain.cost.resize(domain.blocks.size(), 0.0);
+  for (std::size_t s = 0; s < S; ++s) {
+    for (std::size_t n = 0; n < N; ++n)
+      b.count[s * N + n].store(s == 0 ? u.indeg_first[n] : u.indeg[n], std::memory_order_relaxed);
+    for (std::size_t m = 0; m < g.sends.size(); ++m)
+      b.send(s, m).remaining.store(u.producers[m], std::memory_order_relaxed);
+    b.sweeps_left[s].store(int(u.count()), std::memory_order_relaxed);
+    b.sums_ready[s].store(u.count() == 0, std::memory_order_relaxed);
+    if (stages[s].checksum) {
+      b.block_sums[s].assign(g.blocks * std::size_t(stages[s].vars.count()), 0.0);
+      b.reductions_left.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  b.remaining.store(std::int64_t(S * N));
+
+  std::vector<std::size_t> ready;
+  {
+    const std::lock_guard lock(b.mpi);
+    for (std::size_t s = 0; s < std::min<std::size_t>(2, S); ++s)
+      for (std::size_t m = 0; m < g.recvs.size(); ++m) b.post_receive(s, m);
+  }
+  // The first stage's faces come from before this run: pack them now, unit by unit.
+  for (std::size_t unit = 0; unit < u.count(); ++unit) b.pack(unit, 0, 0);
+  for (std::size_t n = 0; n < N; ++n)
+    if (u.indeg_first[n] == 0) ready.push_back(n);
+
+  double idle = 0;
+  arena_->arena.execute([&] {
+    tbb::task_group tg;
+    b.spawn_all(tg, ready);
+    for (;;) {
+      tg.wait();
+      if (b.finished()) break;
+      // Nothing to run here until a message or a reduction completes.
+      const auto t0 = Clock::now();
+      b.progress(true, ready);
+      if (ready.empty()) std::this_thread::yield();
+      idle += seconds_since(t0);
+      b.spawn_all(tg, ready);
+    }
+  });
+  b.sending.wait_all();
+
+  // Accounting: compute is the workers' average busy time, communicate the rest of the wall.
+  double busy = 0;
+  for (const double x : b.busy) busy += x;
+  const double wall = seconds_since(wall0);
+  timers_.add(Phase::kCompute, busy / T);
+  timers_.add(Phase::kCommunicate, std::max(0.0, wall - busy / T));
+  if (g.blocks > 0) {
+    const double per_block = busy / double(g.blocks * S);
+    block_seconds_ = block_seconds_ == 0 ? per_block : 0.5 * block_seconds_ + 0.5 * per_block;
+  }
+  tasks_run_ += std::int64_t(S * N);
+  (void)idle;
+  return std::move(b.totals);
+}
+
+namespace {
+
+std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size_t per_task) {
+  auto u = std::make_unique<DynamicRuntime::Units>();
+  u->G = g.groups;
+  u->K = std::size_t(g.groups) + 1;
+  u->per_task = per_task;
+  for (std::size_t b = 0; b < g.blocks; b += per_task) u->begin.push_back(b);
+  u->begin.push_back(g.blocks);
+  u->unit_of.resize(g.blocks);
+  for (std::size_t x = 0; x + 1 < u->begin.size(); ++x)
+    for (std::size_t b = u->begin[x]; b < u->begin[x + 1]; ++b) u->unit_of[b] = x;
+  const std::size_t U = u->count(), K = u->K, N = u->nodes();
+  const auto G = std::size_t(g.groups);
+
+  std::vector<std::vector<std::size_t>> same(N), prev(N);
+  std::vector<std::vector<std::uint32_t>> produces(N), consumes(N);
+  for (std::size_t x = 0; x < U; ++x) {
+    for (std::size_t grp = 0; grp < G; ++grp) {
+      // The units whose blocks Fill(x, grp) reads, x included.
+      std::vector<std::size_t> from{x};
+      for (std::size_t b = u->begin[x]; b < u->begin[x + 1]; ++b)
+        for (const std::size_t n : g.reads[g.node(b, int(grp))]) from.push_back(u->unit_of[n]);
+      sort_unique(from);
+      const std::size_t fill = u->node(x, grp);
+      for (const std::size_t y : from) {
+        if (grp == 0)
+          prev[fill].push_back(u->node(y, G));  // their new values, from the previous stage
+        else
+          same[fill].push_back(u->node(y, grp - 1));  // their ghosts of the earlier axes
+        same[u->node(y, G)].push_back(fill);          // their sweep overwrites what this fill reads
+      }
+    }
+  }
+  std::vector<std::vector<std::size_t>> consumers(g.recvs.size());
+  for (std::size_t m = 0; m < g.recvs.size(); ++m) {
+    for (const FaceSlice& f : g.recvs[m].faces)
+      consumers[m].push_back(u->node(u->unit_of[f.block], std::size_t(g.recvs[m].group)));
+    sort_unique(consumers[m]);
+    for (const std::size_t c : consumers[m]) consumes[c].push_back(std::uint32_t(m));
+  }
+  u->producers.resize(g.sends.size());
+  for (std::size_t m = 0; m < g.sends.size(); ++m) {
+    std::vector<std::size_t> from;
+    const int grp = g.sends[m].group;
+    for (const FaceSlice& f : g.sends[m].faces) {
+      const std::size_t x = u->unit_of[f.block];
+      from.push_back(grp == 0 ? u->node(x, G) : u->node(x, std::size_t(grp - 1)));
+    }
+    sort_unique(from);
+    u->producers[m] = int(from.size());
+    for (const std::size_t p : from) produces[p].push_back(std::uint32_t(m));
+  }
+  u->indeg_first.resize(N);
+  u->indeg.resize(N);
+  for (std::size_t n = 0; n < N; ++n) {
+    sort_unique(same[n]);
+    sort_unique(prev[n]);
+    sort_unique(consumes[n]);
+    u->indeg_first[n] = int(same[n].size() + consumes[n].size());
+    u->indeg[n] = u->indeg_first[n] + int(prev[n].size());
+  }
+  u->succ_same = Adjacency<std::size_t>(reversed(same));
+  u->succ_next = Adjacency<std::size_t>(reversed(prev));
+  u->produces = Adjacency<std::uint32_t>(produces);
+  u->consumes = Adjacency<std::uint32_t>(consumes);
+  u->consumers = Adjacency<std::size_t>(consumers);
+  (void)K;
+  return u;
+}
+
+}  // namespace
+
+}  // namespace miniamr::runtime

@@ -1,0 +1,54 @@
+// The dynamic mapper, in the style of the OpenTS T-system: a stage graph's nodes are tasks
+// whose inputs are "non-ready values" (a counter of the inputs still missing: ghost faces of
+// neighbours, messages, the previous stage). A task becomes ready when its counter reaches zero
+// and runs on whichever worker thread is free (oneTBB's work-stealing task_group); no barrier
+// separates stages, so a block may be stages ahead of a far-away one. Faces that cross ranks
+// are packed by their producer as it ends and sent when the message's last face is in; an
+// arrival makes its consumers ready. Checksum reductions stay in flight while later stages
+// run. MPI is driven by one worker at a time (MPI_THREAD_SERIALIZED, a progress token), by
+// whichever worker just ended a task or has nothing to do.
+//
+// Small blocks make small tasks: consecutive curve blocks are grouped into one task so that a
+// task takes about kTargetTaskSeconds by the measured time per block.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "runtime/mesh_runtime.hpp"
+
+namespace miniamr::runtime {
+
+class DynamicRuntime final : public MeshRuntime {
+ public:
+  struct Units;  // the graph grouped into tasks
+
+  explicit DynamicRuntime(MPI_Comm parent = MPI_COMM_WORLD, RuntimeOptions options = {});
+  ~DynamicRuntime() override;
+
+  std::vector<std::vector<double>> run_stages(Domain& domain,
+                                              std::span<const StageWork> stages) override;
+  std::string name() const override { return "dynamic"; }
+
+  // Blocks per task chosen for the last run_stages (for tests and reports).
+  std::size_t blocks_per_task() const { return blocks_per_task_; }
+  // Tasks run so far.
+  std::int64_t tasks_run() const { return tasks_run_; }
+
+  static constexpr double kTargetTaskSeconds = 40e-6;
+
+ private:
+  void plans_changed(const Domain& domain) override;
+
+  struct Arena;  // the worker threads (a oneTBB task_arena)
+  struct Batch;  // the state of one run_stages
+  std::unique_ptr<Arena> arena_;
+  std::unique_ptr<Units> units_;
+  std::vector<std::vector<double>> scratch_;  // one per worker
+  std::size_t blocks_per_task_ = 1;
+  double block_seconds_ = 0;  // measured seconds of one block's stage (fills and sweep)
+  std::int64_t tasks_run_ = 0;
+};
+
+}  // namespace miniamr::runtime

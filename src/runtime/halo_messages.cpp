@@ -1,0 +1,41 @@
+#include "runtime/halo_messages.hpp"
+
+namespace miniamr::runtime {
+
+std::vector<MessageLayout> message_layouts(const GhostPlan& plan, const stencil::BlockShape& shape,
+                                           std::span<const int> axes, bool edges, bool send,
+                                           int group) {
+  std::vector<MessageLayout> out;
+  for (const PeerLinks& p : plan.peers) {
+    MessageLayout m;
+    m.peer = p.rank;
+    m.group = group;
+    for (const int a : axes) {
+      for (const RemoteLink& l : (send ? p.send : p.recv)[std::size_t(a)]) {
+        const std::size_t n = stencil::packed_size(shape, l.link.relation, a, 1, edges);
+        m.faces.push_back({l.block, l.link, m.per_var, n});
+        m.per_var += n;
+      }
+    }
+    if (!m.faces.empty()) out.push_back(std::move(m));
+  }
+  return out;
+}
+
+void pack_face(const Domain& domain, const FaceSlice& face, stencil::VarRange vars, bool edges,
+               std::span<double> message) {
+  const auto nv = std::size_t(vars.count());
+  stencil::pack(domain.blocks[face.block], face.link, vars, edges,
+                message.subspan(face.offset * nv, face.per_var * nv));
+}
+
+void unpack_face(Domain& domain, const FaceSlice& face, stencil::VarRange message_vars,
+                 stencil::VarRange vars, bool edges, std::span<const double> message) {
+  const auto nv = std::size_t(message_vars.count());
+  const auto first = std::size_t(vars.v0 - message_vars.v0) * face.per_var;
+  stencil::unpack(
+      domain.blocks[face.block], face.link, vars, edges,
+      message.subspan(face.offset * nv + first, face.per_var * std::size_t(vars.count())));
+}
+
+}  // namespace miniamr::runtime

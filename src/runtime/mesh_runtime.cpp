@@ -1,0 +1,202 @@
+#include "runtime/mesh_runtime.hpp"
+
+#include <algorithm>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "runtime/migrate.hpp"
+#include "runtime/neighbourhood.hpp"
+#include "sfc/partition.hpp"
+
+namespace miniamr::runtime {
+
+int thread_count() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+int thread_index() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+MeshRuntime::MeshRuntime(MPI_Comm parent, RuntimeOptions options)
+    : comm_(parent), options_(options), mailbox_(comm_), kernels_(options.kernels) {}
+
+int MeshRuntime::threads() const {
+  return options_.threads > 0 ? options_.threads : thread_count();
+}
+
+void MeshRuntime::mesh_changed(const Domain& domain) {
+  const Neighbourhood nb =
+      build_neighbourhood(domain, sfc::CurveSpace::make(options_.ownership, domain.grid), comm_);
+  mailbox_.set_partition(nb.partition);
+  partition_ = nb.partition;
+  plan_ = build_ghost_plan(domain, nb);
+  for (auto& g : graphs_) g.reset();
+  plans_changed(domain);
+}
+
+const StageGraph& MeshRuntime::graph(const Domain& domain, bool edges) {
+  auto& g = graphs_[edges ? 1 : 0];
+  if (!g) g = build_stage_graph(plan_, domain.shape, domain.blocks.size(), edges);
+  return *g;
+}
+
+std::string MeshRuntime::graph_dot(const Domain& domain, bool edges, int stages) {
+  const std::string mine =
+      stage_graph_dot(graph(domain, edges), domain.leaves, comm_.rank(), stages);
+  // Gathered as bytes: every rank's cluster in rank order on rank 0.
+  int n = int(mine.size());
+  std::vector<int> counts(comm_.is_root() ? std::size_t(comm_.size()) : 0);
+  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm_.get());
+  std::vector<int> displs(counts.size(), 0);
+  for (std::size_t r = 1; r < counts.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
+  std::string all(counts.empty() ? 0 : std::size_t(displs.back() + counts.back()), ' ');
+  MPI_Gatherv(mine.data(), n, MPI_CHAR, all.data(), counts.data(), displs.data(), MPI_CHAR, 0,
+              comm_.get());
+  if (!comm_.is_root()) return {};
+  return "digraph stage_graph {\n  rankdir=LR;\n  node [fontsize=10];\n" + all + "}\n";
+}
+
+std::vector<octree::Key> MeshRuntime::initial_roots(const octree::RootGrid& grid) const {
+  const octree::LeafSet all(octree::root_leaves(grid));
+  const auto order = sfc::curve_order(all, sfc::CurveSpace::make(options_.ownership, grid));
+  const std::vector<std::int64_t> ones(all.size(), 1);
+  const auto target = sfc::cut(ones, 0, std::int64_t(all.size()), comm_.size());
+  std::vector<octree::Key> mine;
+  for (std::size_t p = 0; p < order.size(); ++p)
+    if (target[p] == comm_.rank()) mine.push_back(all[order[p]]);
+  std::sort(mine.begin(), mine.end(), octree::MortonLess{});
+  return mine;
+}
+
+CommPartners MeshRuntime::comm_partners() const {
+  CommPartners c;
+  for (const PeerLinks& p : plan_.peers) {
+    for (int a = 0; a < 3; ++a)
+      if (!p.recv[std::size_t(a)].empty() || !p.send[std::size_t(a)].empty())
+        ++c.axis[std::size_t(a)];
+  }
+  c.total = c.axis[0] + c.axis[1] + c.axis[2];
+  c.unique = int(plan_.peers.size());
+  return c;
+}
+
+namespace {
+
+// family_start[p] for leaves in curve order: the position of the first leaf of p's family when
+// all 8 are leaves here (siblings are consecutive on any curve), else p.
+std::vector<std::size_t> family_starts(const octree::LeafSet& leaves,
+                                       std::span<const std::size_t> order) {
+  std::vector<std::size_t> start(order.size());
+  for (std::size_t p = 0; p < order.size(); ++p) {
+    const octree::Key& k = leaves[order[p]];
+    const bool continues = p > 0 && k.level > 0 && leaves.family_complete(k) &&
+                           leaves[order[p - 1]].level == k.level &&
+                           octree::parent(leaves[order[p - 1]]) == octree::parent(k);
+    start[p] = continues ? start[p - 1] : p;
+  }
+  return start;
+}
+
+}  // namespace
+
+std::int64_t MeshRuntime::gather_families(Domain& domain) {
+  if (comm_.size() == 1) return 0;
+  const auto& leaves = domain.leaves;
+  const auto order = sfc::curve_order(leaves, partition_.space());
+  // The leading and trailing runs of this rank along the curve: the leaves inside the family
+  // of its first leaf, and inside the family of its last.
+  struct Lead {
+    octree::Key first, last;
+    int present = 0;        // the rank holds leaves
+    int siblings = 0;       // the leading run holds only leaves of the first leaf's level
+    int whole = 0;          // the leading run is all the rank holds
+    int tail_siblings = 0;  // the trailing run holds only leaves of the last leaf's level
+  } mine;
+  const auto same_level_run = [&](std::size_t from, int step, std::size_t& length) {
+    const octree::Key& k = leaves[order[from]];
+    const octree::Key family = octree::parent(k);
+    bool same = true;
+    length = 0;
+    for (std::ptrdiff_t p = std::ptrdiff_t(from);
+         p >= 0 && p < std::ptrdiff_t(order.size()) &&
+         octree::contains(family, leaves[order[std::size_t(p)]]);
+         p += step, ++length)
+      same = same && leaves[order[std::size_t(p)]].level == k.level;
+    return same;
+  };
+  std::size_t run = 0;
+  if (!leaves.empty()) {
+    mine.present = 1;
+    mine.first = leaves[order.front()];
+    mine.last = leaves[order.back()];
+    if (mine.first.level > 0) {
+      mine.siblings = same_level_run(0, 1, run) ? 1 : 0;
+      mine.whole = run == leaves.size() ? 1 : 0;
+    }
+    std::size_t tail = 0;
+    if (mine.last.level > 0)
+      mine.tail_siblings = same_level_run(order.size() - 1, -1, tail) ? 1 : 0;
+  }
+  std::vector<Lead> all(std::size_t(comm_.size()));
+  MPI_Allgather(&mine, sizeof(Lead), MPI_BYTE, all.data(), sizeof(Lead), MPI_BYTE, comm_.get());
+
+  // A run moves to the rank where its family starts when every rank in between holds nothing
+  // but leaves of that family at the same level (they move there too), so ranges stay in curve
+  // order. Otherwise some sibling is refined and the family cannot coarsen anyway.
+  std::vector<int> targets(leaves.size(), comm_.rank());
+  bool moving = false;
+  if (mine.siblings) {
+    const octree::Key& k = mine.first;
+    const int home = partition_.owner(octree::parent(k));
+    // The home rank's part of the family must be leaves of this level too.
+    const Lead& h = all[std::size_t(std::max(home, 0))];
+    bool clear = home < comm_.rank() && h.present && h.tail_siblings && h.last.level == k.level &&
+                 octree::parent(h.last) == octree::parent(k);
+    for (int j = home + 1; clear && j < comm_.rank(); ++j) {
+      const Lead& l = all[std::size_t(j)];
+      clear = !l.present || (l.siblings && l.whole && l.first.level == k.level &&
+                             octree::parent(l.first) == octree::parent(k));
+    }
+    if (clear) {
+      for (std::size_t p = 0; p < run; ++p) targets[order[p]] = home;
+      moving = true;
+    }
+  }
+  if (!comm_.any(moving)) return 0;
+  MINIAMR_TIMED(timers_, kLoadBalance);
+  const std::int64_t sent = migrate(domain, targets, comm_);
+  mesh_changed(domain);
+  return sent;
+}
+
+std::int64_t MeshRuntime::rebalance(Domain& domain, std::span<const std::int64_t> weights) {
+  MINIAMR_TIMED(timers_, kLoadBalance);
+  const auto order = sfc::curve_order(domain.leaves, partition_.space());
+  std::vector<std::int64_t> along(order.size());
+  std::int64_t local = 0;
+  for (std::size_t p = 0; p < order.size(); ++p) local += along[p] = weights[order[p]];
+  std::int64_t offset = 0;
+  MPI_Exscan(&local, &offset, 1, MPI_INT64_T, MPI_SUM, comm_.get());
+  if (comm_.rank() == 0) offset = 0;
+  const std::int64_t total = comm_.sum(local);
+  auto cut = sfc::cut(along, offset, total, comm_.size());
+  sfc::keep_families_together(cut, family_starts(domain.leaves, order));
+  std::vector<int> targets(order.size());
+  for (std::size_t p = 0; p < order.size(); ++p) targets[order[p]] = cut[p];
+  const std::int64_t sent = migrate(domain, targets, comm_);
+  mesh_changed(domain);
+  return sent;
+}
+
+}  // namespace miniamr::runtime

@@ -1,0 +1,69 @@
+// What both mappers share: ownership of curve ranges (initial share, family gathering,
+// rebalancing and migration), the ghost plan and stage graph of the current mesh, the
+// consensus mailbox and the stage kernels. A mapper adds only how a stage graph runs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "runtime/ghost_plan.hpp"
+#include "runtime/mpi_mailbox.hpp"
+#include "runtime/runtime.hpp"
+#include "runtime/stage_graph.hpp"
+#include "sfc/curve.hpp"
+#include "sfc/partition.hpp"
+
+namespace miniamr::runtime {
+
+// OpenMP threads of this rank (1 without OpenMP) and the calling thread's index.
+int thread_count();
+int thread_index();
+
+struct RuntimeOptions {
+  bool blocking_send = false;  // MPI_Send instead of MPI_Isend (static; receives posted first)
+  sfc::Curve ownership = sfc::Curve::kMorton;  // the curve whose ranges ranks own
+  KernelBackend kernels = KernelBackend::kNative;
+  int threads = 0;  // worker threads per rank (0: OpenMP's current count)
+  // Dynamic: non-zero picks ready tasks in a random order drawn from this seed (testing).
+  std::uint64_t order_seed = 0;
+};
+using StaticOptions = RuntimeOptions;
+
+class MeshRuntime : public Runtime {
+ public:
+  const Communicator& comm() const override { return comm_; }
+  Timers& timers() override { return timers_; }
+  void mesh_changed(const Domain& domain) override;
+  octree::MarkMailbox& mailbox() override { return mailbox_; }
+  std::int64_t rebalance(Domain& domain, std::span<const std::int64_t> weights) override;
+  std::int64_t gather_families(Domain& domain) override;
+  std::vector<octree::Key> initial_roots(const octree::RootGrid& grid) const override;
+  CommPartners comm_partners() const override;
+  std::string graph_dot(const Domain& domain, bool edges, int stages) override;
+  const StageKernels& kernels() const override { return kernels_; }
+  void set_trace(Trace* trace) override { trace_ = trace; }
+  int threads() const override;
+
+ protected:
+  MeshRuntime(MPI_Comm parent, RuntimeOptions options);
+  // The stage graph of the current mesh, for face-only (edges = false) or edge-reading stencils.
+  const StageGraph& graph(const Domain& domain, bool edges);
+  // Called at the end of mesh_changed, for the mapper's own plans.
+  virtual void plans_changed(const Domain& domain) = 0;
+
+  Communicator comm_;
+  RuntimeOptions options_;
+  Timers timers_;
+  MpiMailbox mailbox_;
+  sfc::Partition partition_;
+  GhostPlan plan_;
+  StageKernels kernels_;
+  Trace* trace_ = nullptr;
+
+ private:
+  std::array<std::optional<StageGraph>, 2> graphs_;  // built on first use after a mesh change
+};
+
+}  // namespace miniamr::runtime

@@ -1,0 +1,57 @@
+#include "runtime/stage_kernels.hpp"
+
+#include <cassert>
+
+#include "stencil/stencil_kernels.hpp"
+#ifdef MINIAMR_HAVE_KOKKOS
+#include "stencil_kokkos/kokkos_stencil.hpp"
+#endif
+
+namespace miniamr::runtime {
+
+StageKernels::StageKernels(KernelBackend backend) : backend_(backend) {
+  assert(backend != KernelBackend::kKokkos || has_kokkos());
+}
+
+bool StageKernels::has_kokkos() {
+#ifdef MINIAMR_HAVE_KOKKOS
+  return true;
+#else
+  return false;
+#endif
+}
+
+void StageKernels::sweep(stencil::Block& block, const StageWork& work, stencil::VarRange vars,
+                         std::span<double> scratch, std::span<double> sums) const {
+  const bool kokkos = backend_ == KernelBackend::kKokkos && work.stencil != 0;
+  for (int v = vars.v0; v < vars.v1; ++v) {
+    double s = 0;
+    if (work.stencil == 0) {
+      s = stencil::stencil_variable(block, v, work.calc_stage, *work.coeffs, scratch);
+#ifdef MINIAMR_HAVE_KOKKOS
+    } else if (kokkos) {
+      s = work.stencil == 7 ? stencil_kokkos::stencil7(block, v)
+                            : stencil_kokkos::stencil27(block, v);
+#endif
+    } else {
+      s = work.stencil == 7 ? stencil::stencil7(block, v, scratch)
+                            : stencil::stencil27(block, v, scratch);
+    }
+    if (!sums.empty()) sums[std::size_t(v - vars.v0)] = s;
+  }
+  // One relaxed add per block, not per variable: the counters only say which kernels ran.
+  auto& counter = work.stencil == 0 ? variable_ : kokkos ? kokkos_ : native_;
+  counter.fetch_add(vars.count(), std::memory_order_relaxed);
+}
+
+KernelCalls StageKernels::calls() const {
+  return {native_.load(), kokkos_.load(), variable_.load()};
+}
+
+std::string StageKernels::backend_name() const {
+  const KernelCalls c = calls();
+  if (c.kokkos > 0) return c.variable > 0 || c.native > 0 ? "kokkos+native" : "kokkos";
+  return "native";
+}
+
+}  // namespace miniamr::runtime

@@ -1,0 +1,72 @@
+// The numerics of one block's stage, shared by every mapper: which kernel a variable uses
+// (7-point, 27-point, the variable-work kernels; native or Kokkos) and the per-block cost
+// record. Both runtimes call exactly this, so they cannot compute different bits.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "stencil/block.hpp"
+#include "stencil/ghost_fill.hpp"
+#include "stencil/variable_kernels.hpp"
+
+namespace miniamr::runtime {
+
+// One stage: fill the ghosts of `vars` and apply the stencil to each, exchanging ghosts in
+// groups of `group` variables (comm_vars).
+struct StageWork {
+  int stencil = 7;              // 7, 27 or 0 ("variable work")
+  stencil::VarRange vars;       // all variables of the stage
+  int group = 0;                // variables per ghost-exchange group (0: all at once)
+  int num_vars = 0;             // all variables (the variable kernels mix them)
+  std::int64_t calc_stage = 0;  // running stage counter (selects the variable kernel)
+  bool checksum = false;        // reduce each variable's new global sum at the end of the stage
+  const stencil::VariableCoeffs* coeffs = nullptr;  // stencil 0 only
+  bool measure_cost = false;  // keep Domain::cost up to date (measured load-balance weights)
+
+  // Stencils that read edge and corner ghosts fill them axis by axis (x, then y, then z).
+  bool reads_edges() const { return stencil != 7; }
+};
+
+enum class KernelBackend { kNative, kKokkos };
+
+// Calls of each back end's kernels, so a report can say which one actually ran.
+struct KernelCalls {
+  std::int64_t native = 0;    // native 7- and 27-point sweeps
+  std::int64_t kokkos = 0;    // Kokkos 7- and 27-point sweeps
+  std::int64_t variable = 0;  // variable-work kernels (always native)
+};
+
+class StageKernels {
+ public:
+  explicit StageKernels(KernelBackend backend = KernelBackend::kNative);
+  StageKernels(const StageKernels&) = delete;
+  StageKernels& operator=(const StageKernels&) = delete;
+
+  KernelBackend backend() const { return backend_; }
+  // Whether this build has the Kokkos back end.
+  static bool has_kokkos();
+
+  // Applies the stage's stencil to variables `vars` of `block` (ghosts filled) and writes each
+  // variable's new interior sum to sums[v - vars.v0] when `sums` is not empty. Thread-safe.
+  // `scratch` holds stencil::stencil_scratch_size(shape) doubles.
+  void sweep(stencil::Block& block, const StageWork& work, stencil::VarRange vars,
+             std::span<double> scratch, std::span<double> sums) const;
+
+  KernelCalls calls() const;
+  // "native", "kokkos", or "kokkos+native" (--kokkos with the variable-work kernels).
+  std::string backend_name() const;
+
+ private:
+  KernelBackend backend_;
+  mutable std::atomic<std::int64_t> native_{0}, kokkos_{0}, variable_{0};
+};
+
+// Blends one stage's measured seconds into a block's cost record (a moving average).
+inline double blend_cost(double record, double seconds) {
+  return record == 0.0 ? seconds : 0.75 * record + 0.25 * seconds;
+}
+
+}  // namespace miniamr::runtime
