@@ -30,10 +30,6 @@ constexpr int kTagBase = 301;
 // this rank has not received yet (its faces need ours), so tags stay unambiguous.
 constexpr std::size_t kTagStages = 16;
 
-int message_tag(std::size_t stage, int group) {
-  return kTagBase + int(stage % kTagStages) * 3 + group;
-}
-
 template <class T>
 void sort_unique(std::vector<T>& v) {
   std::sort(v.begin(), v.end());
@@ -138,8 +134,11 @@ void DynamicRuntime::plans_changed(const Domain&) {
   units_.reset();
 }
 
-// Everything one run_stages shares between its tasks. Counters are atomics; what only the
-// holder of the progress token touches is marked so.
+// Everything one run_stages shares between its tasks. Work is indexed by lane = stage * VG +
+// variable group: the variables of the 7- and 27-point stencils are independent, so each comm
+// group of variables has a graph of its own (and its own messages), and a group can run stages
+// ahead of another while its data stay in cache. Counters are atomics; what only the holder of
+// the progress token touches is marked so.
 struct DynamicRuntime::Batch {
   struct Message {
     std::vector<double> data;
@@ -148,7 +147,7 @@ struct DynamicRuntime::Batch {
   };
 
   Batch(DynamicRuntime& rt_, Domain& domain_, std::span<const StageWork> stages_,
-        const StageGraph& graph_, const Units& units_, int threads_)
+        const StageGraph& graph_, const Units& units_, int threads_, int var_groups)
       : rt(rt_),
         domain(domain_),
         stages(stages_),
@@ -156,15 +155,17 @@ struct DynamicRuntime::Batch {
         units(units_),
         threads(threads_),
         S(stages_.size()),
+        VG(std::size_t(var_groups)),
+        L(S * VG),
         N(units_.nodes()),
-        count(new std::atomic<int>[S * N]),
-        sends(new Message[S * graph_.sends.size()]),
-        recvs(new Message[S * graph_.recvs.size()]),
+        count(new std::atomic<int>[L * N]),
+        sends(new Message[L * graph_.sends.size()]),
+        recvs(new Message[L * graph_.recvs.size()]),
         sweeps_left(new std::atomic<int>[S]),
         sums_ready(new std::atomic<bool>[S]),
         block_sums(S),
         totals(S),
-        unit_seconds(units_.count(), 0.0),
+        unit_seconds(VG * units_.count(), 0.0),
         busy(std::size_t(threads_), 0.0),
         rng(rt_.options_.order_seed) {}
 
@@ -174,21 +175,21 @@ struct DynamicRuntime::Batch {
   const StageGraph& graph;
   const Units& units;
   const int threads;
-  const std::size_t S, N;
-  std::unique_ptr<std::atomic<int>[]> count;        // per stage and node: inputs still missing
+  const std::size_t S, VG, L, N;
+  std::unique_ptr<std::atomic<int>[]> count;        // per lane and node: inputs still missing
   std::atomic<std::int64_t> remaining{0};           // nodes not yet run
-  std::unique_ptr<Message[]> sends, recvs;          // per stage and message
-  std::unique_ptr<std::atomic<int>[]> sweeps_left;  // per stage: units not yet swept
+  std::unique_ptr<Message[]> sends, recvs;          // per lane and message
+  std::unique_ptr<std::atomic<int>[]> sweeps_left;  // per stage: sweeps not yet run
   std::unique_ptr<std::atomic<bool>[]> sums_ready;  // per checksum stage: all sweeps done
   std::vector<std::vector<double>> block_sums;      // per checksum stage: block x variable
   std::atomic<int> reductions_left{0};
   std::vector<std::vector<double>> totals;
-  std::vector<double> unit_seconds;  // per unit: this stage's fill and sweep time so far
+  std::vector<double> unit_seconds;  // per variable group and unit: time in its tasks
   std::vector<double> busy;          // per worker: seconds in tasks
 
   // The progress token and what only its holder touches.
   std::mutex mpi;
-  Pending receiving, sending;  // ids: stage * messages + message
+  Pending receiving, sending;  // ids: lane * messages + message
   std::size_t next_reduction = 0;
   std::list<std::pair<std::size_t, SumReduction>> reductions;
 
@@ -201,8 +202,20 @@ struct DynamicRuntime::Batch {
   std::vector<std::size_t> pool;
   std::mt19937_64 rng;
 
-  Message& send(std::size_t s, std::size_t m) { return sends[s * graph.sends.size() + m]; }
-  Message& recv(std::size_t s, std::size_t m) { return recvs[s * graph.recvs.size() + m]; }
+  std::size_t stage_of(std::size_t lane) const { return lane / VG; }
+  // The variables of a lane: its group of the stage's variables.
+  stencil::VarRange vars(std::size_t lane) const {
+    const StageWork& w = stages[stage_of(lane)];
+    if (VG == 1) return w.vars;
+    const int size = w.group;
+    const int v0 = w.vars.v0 + int(lane % VG) * size;
+    return {v0, std::min(w.vars.v1, v0 + size)};
+  }
+  int tag(std::size_t lane, int group) const {
+    return kTagBase + int(((lane % VG) * kTagStages + stage_of(lane) % kTagStages) * 3) + group;
+  }
+  Message& send(std::size_t lane, std::size_t m) { return sends[lane * graph.sends.size() + m]; }
+  Message& recv(std::size_t lane, std::size_t m) { return recvs[lane * graph.recvs.size() + m]; }
   // Every node has run, every reduction is complete and every message has been posted (a
   // worker that packed a message's last face may have found the token taken).
   bool finished() const {
@@ -211,12 +224,12 @@ struct DynamicRuntime::Batch {
   bool traced() const { return rt.trace_ != nullptr && rt.trace_->enabled(); }
   int worker() const { return std::max(0, tbb::this_task_arena::current_thread_index()); }
 
-  void post_receive(std::size_t s, std::size_t m);
-  void queue_send(std::size_t s, std::size_t m);
-  void pack(std::size_t unit, int group, std::size_t s);
-  void fill(std::size_t unit, int group, std::size_t s);
-  void sweep(std::size_t unit, std::size_t s);
-  // Runs node n of stage s; appends the nodes it made ready.
+  void post_receive(std::size_t lane, std::size_t m);
+  void queue_send(std::size_t lane, std::size_t m);
+  void pack(std::size_t unit, int group, std::size_t lane);
+  void fill(std::size_t unit, int group, std::size_t lane);
+  void sweep(std::size_t unit, std::size_t lane);
+  // Runs node n of a lane; appends the nodes it made ready.
   void run(std::size_t id, std::vector<std::size_t>& ready);
   // Drives MPI when the token is free (or always, when `wait`); appends nodes made ready.
   void progress(bool wait, std::vector<std::size_t>& ready);
@@ -225,102 +238,103 @@ struct DynamicRuntime::Batch {
     for (const std::size_t id : ready) spawn(tg, id);
     ready.clear();
   }
-  void make_ready(std::size_t s, std::size_t n, std::vector<std::size_t>& ready) {
-    if (count[s * N + n].fetch_sub(1, std::memory_order_acq_rel) == 1) ready.push_back(s * N + n);
+  void make_ready(std::size_t lane, std::size_t n, std::vector<std::size_t>& ready) {
+    if (count[lane * N + n].fetch_sub(1, std::memory_order_acq_rel) == 1)
+      ready.push_back(lane * N + n);
   }
 };
 
-void DynamicRuntime::Batch::post_receive(std::size_t s, std::size_t m) {
+void DynamicRuntime::Batch::post_receive(std::size_t lane, std::size_t m) {
   const MessageLayout& msg = graph.recvs[m];
-  Message& r = recv(s, m);
-  r.data.resize(msg.size(stages[s].vars.count()));
+  Message& r = recv(lane, m);
+  r.data.resize(msg.size(vars(lane).count()));
   r.remaining.store(int(units.consumers[m].size()));
-  MPI_Irecv(r.data.data(), int(r.data.size()), MPI_DOUBLE, msg.peer, message_tag(s, msg.group),
-            rt.comm_.get(), receiving.add(s * graph.recvs.size() + m));
+  MPI_Irecv(r.data.data(), int(r.data.size()), MPI_DOUBLE, msg.peer, tag(lane, msg.group),
+            rt.comm_.get(), receiving.add(lane * graph.recvs.size() + m));
 }
 
-void DynamicRuntime::Batch::queue_send(std::size_t s, std::size_t m) {
+void DynamicRuntime::Batch::queue_send(std::size_t lane, std::size_t m) {
   const std::lock_guard lock(queue_mutex);
-  send_queue.push_back(s * graph.sends.size() + m);
+  send_queue.push_back(lane * graph.sends.size() + m);
   queued.store(true, std::memory_order_release);
 }
 
-void DynamicRuntime::Batch::pack(std::size_t unit, int group, std::size_t s) {
-  const StageWork& work = stages[s];
+void DynamicRuntime::Batch::pack(std::size_t unit, int group, std::size_t lane) {
+  const stencil::VarRange v = vars(lane);
   for (std::size_t b = units.begin[unit]; b < units.begin[unit + 1]; ++b) {
     for (const PackedFace& pf : graph.packs[graph.node(b, group)]) {
-      Message& msg = send(s, pf.message);
+      Message& msg = send(lane, pf.message);
       const MessageLayout& layout = graph.sends[pf.message];
-      std::call_once(msg.allocated, [&] { msg.data.resize(layout.size(work.vars.count())); });
-      pack_face(domain, layout.faces[pf.face], work.vars, graph.edges, msg.data);
+      std::call_once(msg.allocated, [&] { msg.data.resize(layout.size(v.count())); });
+      pack_face(domain, layout.faces[pf.face], v, graph.edges, msg.data);
     }
   }
   const std::size_t producer = group == 0 ? units.node(unit, std::size_t(units.G))
                                           : units.node(unit, std::size_t(group - 1));
   for (const std::uint32_t m : units.produces[producer])
-    if (send(s, m).remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) queue_send(s, m);
+    if (send(lane, m).remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) queue_send(lane, m);
 }
 
-void DynamicRuntime::Batch::fill(std::size_t unit, int group, std::size_t s) {
-  const StageWork& work = stages[s];
+void DynamicRuntime::Batch::fill(std::size_t unit, int group, std::size_t lane) {
+  const stencil::VarRange v = vars(lane);
   for (std::size_t b = units.begin[unit]; b < units.begin[unit + 1]; ++b) {
     stencil::Block& dst = domain.blocks[b];
     for (const GhostFill& f : graph.fills[graph.node(b, group)]) {
       switch (f.kind) {
         case GhostFill::Kind::kLocal:
-          stencil::fill_direct(dst, domain.blocks[f.src], f.link, work.vars, graph.edges);
+          stencil::fill_direct(dst, domain.blocks[f.src], f.link, v, graph.edges);
           break;
         case GhostFill::Kind::kBoundary:
-          stencil::fill_boundary(dst, f.link.face, work.vars, graph.edges);
+          stencil::fill_boundary(dst, f.link.face, v, graph.edges);
           break;
         case GhostFill::Kind::kRemote:
-          unpack_face(domain, graph.recvs[f.message].faces[f.face], work.vars, work.vars,
-                      graph.edges, recv(s, f.message).data);
+          unpack_face(domain, graph.recvs[f.message].faces[f.face], v, v, graph.edges,
+                      recv(lane, f.message).data);
           break;
       }
     }
   }
   // The last consumer of a message frees its buffer.
   for (const std::uint32_t m : units.consumes[units.node(unit, std::size_t(group))]) {
-    Message& r = recv(s, m);
+    Message& r = recv(lane, m);
     if (r.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1)
       std::vector<double>().swap(r.data);
   }
 }
 
-void DynamicRuntime::Batch::sweep(std::size_t unit, std::size_t s) {
+void DynamicRuntime::Batch::sweep(std::size_t unit, std::size_t lane) {
+  const std::size_t s = stage_of(lane);
   const StageWork& work = stages[s];
+  const stencil::VarRange v = vars(lane);
   const auto nv = std::size_t(work.vars.count());
+  const auto first = std::size_t(v.v0 - work.vars.v0);
   std::vector<double>& scratch = rt.scratch_[std::size_t(worker())];
   for (std::size_t b = units.begin[unit]; b < units.begin[unit + 1]; ++b) {
     const std::span<double> sums =
-        work.checksum ? std::span(block_sums[s]).subspan(b * nv, nv) : std::span<double>();
-    rt.kernels_.sweep(domain.blocks[b], work, work.vars, scratch, sums);
+        work.checksum ? std::span(block_sums[s]).subspan(b * nv + first, std::size_t(v.count()))
+                      : std::span<double>();
+    rt.kernels_.sweep(domain.blocks[b], work, v, scratch, sums);
   }
 }
 
 void DynamicRuntime::Batch::run(std::size_t id, std::vector<std::size_t>& ready) {
-  const std::size_t s = id / N, n = id % N;
+  const std::size_t lane = id / N, n = id % N, s = stage_of(lane);
   const std::size_t unit = n / units.K, k = n % units.K;
   const bool is_sweep = k == std::size_t(units.G);
   const auto t0 = Clock::now();
   const double ts = traced() ? rt.trace_->now_us() : 0.0;
   if (is_sweep)
-    sweep(unit, s);
+    sweep(unit, lane);
   else
-    fill(unit, int(k), s);
+    fill(unit, int(k), lane);
   const double dt = seconds_since(t0);
   busy[std::size_t(worker())] += dt;
-  // A unit's nodes run one after the other (each needs the previous), so this is race-free.
-  unit_seconds[unit] += dt;
+  // A unit's nodes in one variable group run one after the other (each needs the previous),
+  // so this is race-free.
+  unit_seconds[(lane % VG) * units.count() + unit] += dt;
   const std::size_t first = units.begin[unit], last = units.begin[unit + 1];
-  if (is_sweep) {
-    const double per_block = unit_seconds[unit] / double(last - first);
-    for (std::size_t b = first; b < last; ++b)
-      domain.cost[b] = blend_cost(domain.cost[b], per_block);
-    unit_seconds[unit] = 0;
-  }
   if (traced()) {
+    const stencil::VarRange v = vars(lane);
     rt.trace_->record({is_sweep ? "sweep" : "fill",
                        "task",
                        ts,
@@ -328,18 +342,18 @@ void DynamicRuntime::Batch::run(std::size_t id, std::vector<std::size_t>& ready)
                        worker(),
                        {{{"stage", stages[s].calc_stage},
                          {"blocks", std::int64_t(last - first)},
-                         {"axis_group", is_sweep ? -1 : std::int64_t(k)},
-                         {}}},
+                         {"var", v.v0},
+                         {"axis_group", is_sweep ? -1 : std::int64_t(k)}}},
                        "block",
                        octree::to_string(domain.leaves[first])});
   }
   // Faces for other ranks, packed the moment they exist.
-  if (is_sweep && s + 1 < S) pack(unit, 0, s + 1);
-  if (!is_sweep && int(k) + 1 < units.G) pack(unit, int(k) + 1, s);
+  if (is_sweep && s + 1 < S) pack(unit, 0, lane + VG);
+  if (!is_sweep && int(k) + 1 < units.G) pack(unit, int(k) + 1, lane);
 
-  for (const std::size_t c : units.succ_same[n]) make_ready(s, c, ready);
+  for (const std::size_t c : units.succ_same[n]) make_ready(lane, c, ready);
   if (s + 1 < S)
-    for (const std::size_t c : units.succ_next[n]) make_ready(s + 1, c, ready);
+    for (const std::size_t c : units.succ_next[n]) make_ready(lane + VG, c, ready);
   if (is_sweep && stages[s].checksum && sweeps_left[s].fetch_sub(1, std::memory_order_acq_rel) == 1)
     sums_ready[s].store(true, std::memory_order_release);
   remaining.fetch_sub(1, std::memory_order_acq_rel);
@@ -362,22 +376,22 @@ void DynamicRuntime::Batch::progress(bool wait, std::vector<std::size_t>& ready)
       out.swap(send_queue);
     }
     for (const std::size_t id : out) {
-      const std::size_t s = id / graph.sends.size(), m = id % graph.sends.size();
+      const std::size_t lane = id / graph.sends.size(), m = id % graph.sends.size();
       const MessageLayout& layout = graph.sends[m];
-      Message& msg = send(s, m);
+      Message& msg = send(lane, m);
       const double t = traced() ? rt.trace_->now_us() : 0.0;
       MPI_Isend(msg.data.data(), int(msg.data.size()), MPI_DOUBLE, layout.peer,
-                message_tag(s, layout.group), comm, sending.add(id));
+                tag(lane, layout.group), comm, sending.add(id));
       if (traced())
         rt.trace_->record({"send",
                            "message",
                            t,
                            rt.trace_->now_us() - t,
                            worker(),
-                           {{{"stage", stages[s].calc_stage},
+                           {{{"stage", stages[stage_of(lane)].calc_stage},
                              {"peer", layout.peer},
                              {"bytes", std::int64_t(msg.data.size() * sizeof(double))},
-                             {"axis_group", layout.group}}},
+                             {"var", vars(lane).v0}}},
                            {},
                            {}});
     }
@@ -400,21 +414,21 @@ void DynamicRuntime::Batch::progress(bool wait, std::vector<std::size_t>& ready)
   const auto arrived = receiving.test_some();
   const double t = traced() && !arrived.empty() ? rt.trace_->now_us() : 0.0;
   for (const std::size_t id : arrived) {
-    const std::size_t s = id / graph.recvs.size(), m = id % graph.recvs.size();
+    const std::size_t lane = id / graph.recvs.size(), m = id % graph.recvs.size();
     if (traced())
       rt.trace_->record({"recv",
                          "message",
                          t,
                          0.0,
                          worker(),
-                         {{{"stage", stages[s].calc_stage},
+                         {{{"stage", stages[stage_of(lane)].calc_stage},
                            {"peer", graph.recvs[m].peer},
-                           {"bytes", std::int64_t(recv(s, m).data.size() * sizeof(double))},
-                           {"axis_group", graph.recvs[m].group}}},
+                           {"bytes", std::int64_t(recv(lane, m).data.size() * sizeof(double))},
+                           {"var", vars(lane).v0}}},
                          {},
                          {}});
-    for (const std::size_t c : units.consumers[m]) make_ready(s, c, ready);
-    if (s + 2 < S) post_receive(s + 2, m);
+    for (const std::size_t c : units.consumers[m]) make_ready(lane, c, ready);
+    if (lane + 2 * VG < L) post_receive(lane + 2 * VG, m);
   }
   // Completed sends free their buffers.
   for (const std::size_t id : sending.test_some()) std::vector<double>().swap(sends[id].data);
@@ -468,51 +482,70 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
   if (!arena_ || arena_->threads != T) arena_ = std::make_unique<Arena>(T);
   if (trace_ != nullptr) trace_->set_threads(T);
 
+  // Variable groups: the comm groups of the stage, when the stencil keeps variables apart
+  // (the variable-work kernels mix a block's variables, so they run all in one).
+  const StageWork& first = stages.front();
+  const int group =
+      first.group > 0 ? std::min(first.group, first.vars.count()) : first.vars.count();
+  const bool split = first.stencil != 0 && group < first.vars.count() &&
+                     std::ranges::all_of(stages, [&](const StageWork& w) {
+                       return w.vars.v0 == first.vars.v0 && w.vars.v1 == first.vars.v1 &&
+                              w.group == first.group && w.stencil != 0;
+                     });
+  const int VG = split ? (first.vars.count() + group - 1) / group : 1;
+
   // Task size from the measured time per block: about kTargetTaskSeconds, but enough tasks
   // for every worker to have several.
-  const bool edges = stages.front().reads_edges();
+  const bool edges = first.reads_edges();
   const StageGraph& g = graph(domain, edges);
   std::size_t per_task = 1;
   if (block_seconds_ > 0) {
-    const double per_node = block_seconds_ / double(g.groups + 1);
+    const double per_node = block_seconds_ / double(VG) / double(g.groups + 1);
     per_task = std::size_t(std::max(1.0, std::round(kTargetTaskSeconds / per_node)));
   }
-  const std::size_t parallel_cap = std::max<std::size_t>(1, g.blocks / (8 * std::size_t(T)));
+  const std::size_t parallel_cap =
+      std::max<std::size_t>(1, g.blocks * std::size_t(VG) / (8 * std::size_t(T)));
   per_task = std::min(per_task, parallel_cap);
   if (!units_ || units_->G != g.groups || units_->per_task != per_task)
     units_ = make_units(g, per_task);
   blocks_per_task_ = per_task;
   const Units& u = *units_;
 
-  Batch b(*this, domain, stages, g, u, T);
-  const std::size_t S = stages.size(), N = u.nodes();
+  Batch b(*this, domain, stages, g, u, T, VG);
+  const std::size_t S = stages.size(), L = b.L, N = u.nodes();
   if (domain.cost.size() != domain.blocks.size()) domain.cost.resize(domain.blocks.size(), 0.0);
-  for (std::size_t s = 0; s < S; ++s) {
+  for (std::size_t lane = 0; lane < L; ++lane) {
     for (std::size_t n = 0; n < N; ++n)
-      b.count[s * N + n].store(s == 0 ? u.indeg_first[n] : u.indeg[n], std::memory_order_relaxed);
+      b.count[lane * N + n].store(lane < std::size_t(VG) ? u.indeg_first[n] : u.indeg[n],
+                                  std::memory_order_relaxed);
     for (std::size_t m = 0; m < g.sends.size(); ++m)
-      b.send(s, m).remaining.store(u.producers[m], std::memory_order_relaxed);
-    b.sweeps_left[s].store(int(u.count()), std::memory_order_relaxed);
+      b.send(lane, m).remaining.store(u.producers[m], std::memory_order_relaxed);
+  }
+  for (std::size_t s = 0; s < S; ++s) {
+    b.sweeps_left[s].store(int(u.count()) * VG, std::memory_order_relaxed);
     b.sums_ready[s].store(u.count() == 0, std::memory_order_relaxed);
     if (stages[s].checksum) {
       b.block_sums[s].assign(g.blocks * std::size_t(stages[s].vars.count()), 0.0);
       b.reductions_left.fetch_add(1, std::memory_order_relaxed);
     }
   }
-  b.remaining.store(std::int64_t(S * N));
+  b.remaining.store(std::int64_t(L * N));
 
   std::vector<std::size_t> ready;
   {
     const std::lock_guard lock(b.mpi);
-    for (std::size_t s = 0; s < std::min<std::size_t>(2, S); ++s)
-      for (std::size_t m = 0; m < g.recvs.size(); ++m) b.post_receive(s, m);
+    for (std::size_t lane = 0; lane < std::min(L, 2 * std::size_t(VG)); ++lane)
+      for (std::size_t m = 0; m < g.recvs.size(); ++m) b.post_receive(lane, m);
   }
-  // The first stage's faces come from before this run: pack them now, unit by unit.
-  for (std::size_t unit = 0; unit < u.count(); ++unit) b.pack(unit, 0, 0);
-  for (std::size_t n = 0; n < N; ++n)
-    if (u.indeg_first[n] == 0) ready.push_back(n);
+  // The first stage's faces come from before this run: pack them now, unit by unit. The
+  // last variable group is spawned first, so the first one runs first (a worker pops its own
+  // newest task).
+  for (std::size_t vg = std::size_t(VG); vg-- > 0;) {
+    for (std::size_t unit = 0; unit < u.count(); ++unit) b.pack(unit, 0, vg);
+    for (std::size_t n = 0; n < N; ++n)
+      if (u.indeg_first[n] == 0) ready.push_back(vg * N + n);
+  }
 
-  double idle = 0;
   arena_->arena.execute([&] {
     tbb::task_group tg;
     b.spawn_all(tg, ready);
@@ -520,10 +553,8 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
       tg.wait();
       if (b.finished()) break;
       // Nothing to run here until a message or a reduction completes.
-      const auto t0 = Clock::now();
       b.progress(true, ready);
       if (ready.empty()) std::this_thread::yield();
-      idle += seconds_since(t0);
       b.spawn_all(tg, ready);
     }
   });
@@ -535,12 +566,20 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
   const double wall = seconds_since(wall0);
   timers_.add(Phase::kCompute, busy / T);
   timers_.add(Phase::kCommunicate, std::max(0.0, wall - busy / T));
+  // Each block's cost record: its unit's time per stage, shared by the unit's blocks.
+  for (std::size_t unit = 0; unit < u.count(); ++unit) {
+    double seconds = 0;
+    for (std::size_t vg = 0; vg < std::size_t(VG); ++vg)
+      seconds += b.unit_seconds[vg * u.count() + unit];
+    const std::size_t n = u.begin[unit + 1] - u.begin[unit];
+    for (std::size_t blk = u.begin[unit]; blk < u.begin[unit + 1]; ++blk)
+      domain.cost[blk] = blend_cost(domain.cost[blk], seconds / double(S * n));
+  }
   if (g.blocks > 0) {
     const double per_block = busy / double(g.blocks * S);
     block_seconds_ = block_seconds_ == 0 ? per_block : 0.5 * block_seconds_ + 0.5 * per_block;
   }
-  tasks_run_ += std::int64_t(S * N);
-  (void)idle;
+  tasks_run_ += std::int64_t(L * N);
   return std::move(b.totals);
 }
 
