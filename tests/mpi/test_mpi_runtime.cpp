@@ -1,4 +1,4 @@
-// The static MPI runtime on 1..4 ranks: migration, the refinement consensus across rank
+// The MPI runtimes on 1..4 ranks: migration, the refinement consensus across rank
 // boundaries, family gathering, empty ranks, the halo exchange and the partition helpers.
 //
 // Every distributed result is compared with the same computation on the whole mesh, done
@@ -35,6 +35,7 @@
 #include "octree/leaf_set.hpp"
 #include "octree/refine.hpp"
 #include "runtime/domain.hpp"
+#include "runtime/dynamic_runtime.hpp"
 #include "runtime/exact_reduce.hpp"
 #include "runtime/ghost_plan.hpp"
 #include "runtime/migrate.hpp"
@@ -1169,7 +1170,168 @@ TEST(Threads, MoreThreadsAfterMeshChangedGiveTheSameBits) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 6. Partition helpers (the same on every rank; no communication)
+// 6. Conformance: every mapper of the stage graph, through the seam, against the one-rank static
+//    reference. A mapper that loses a dependency edge, a face or a message shows here.
+
+struct StaticMapper {
+  static constexpr int kThreads = 1;
+  static constexpr std::uint64_t kSeed = 0;
+  using Type = runtime::StaticRuntime;
+};
+struct StaticTwoThreads {
+  static constexpr int kThreads = 2;
+  static constexpr std::uint64_t kSeed = 0;
+  using Type = runtime::StaticRuntime;
+};
+struct DynamicMapper {
+  static constexpr int kThreads = 1;
+  static constexpr std::uint64_t kSeed = 0;
+  using Type = runtime::DynamicRuntime;
+};
+struct DynamicTwoThreads {
+  static constexpr int kThreads = 2;
+  static constexpr std::uint64_t kSeed = 0;
+  using Type = runtime::DynamicRuntime;
+};
+// Ready tasks in a seeded random order: orders a work-stealing scheduler rarely produces.
+struct DynamicRandomOrder {
+  static constexpr int kThreads = 2;
+  static constexpr std::uint64_t kSeed = 23;
+  using Type = runtime::DynamicRuntime;
+};
+
+template <class Mapper>
+class Conformance : public ::testing::Test {
+ protected:
+  static std::unique_ptr<runtime::Runtime> make(sfc::Curve curve) {
+    runtime::RuntimeOptions o = options(curve);
+    o.threads = Mapper::kThreads;
+    o.order_seed = Mapper::kSeed;
+    return std::make_unique<typename Mapper::Type>(MPI_COMM_WORLD, o);
+  }
+};
+using Mappers = ::testing::Types<StaticMapper, StaticTwoThreads, DynamicMapper, DynamicTwoThreads,
+                                 DynamicRandomOrder>;
+TYPED_TEST_SUITE(Conformance, Mappers);
+
+// Runs `stages` as one batch on the distributed domain and one stage at a time on the
+// reference; the checksums of every checksum stage and every block (ghosts included) must agree.
+void batch_and_compare(runtime::Runtime& rt, Domain& d, runtime::Runtime& ref, Domain& whole,
+                       std::span<const runtime::StageWork> stages, const std::string& what) {
+  const auto got = rt.run_stages(d, stages);
+  ASSERT_EQ(got.size(), stages.size());
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    std::vector<double> want;
+    {
+      const ThreadScope one(1);
+      want = ref.advance(whole, stages[s]);
+    }
+    EXPECT_EQ(got[s].size(), stages[s].checksum ? std::size_t(stages[s].vars.count()) : 0u);
+    EXPECT_TRUE(same_bits(got[s], want)) << what << ": checksums of stage " << s;
+  }
+  compare_blocks(d, whole, what);
+}
+
+std::vector<runtime::StageWork> stage_batch(int stencil_id, int num_vars, int group, int stages,
+                                            const stencil::VariableCoeffs* coeffs) {
+  std::vector<runtime::StageWork> out;
+  for (int s = 0; s < stages; ++s) {
+    runtime::StageWork& w = out.emplace_back();
+    w.stencil = stencil_id;
+    w.vars = {0, num_vars};
+    w.num_vars = num_vars;
+    w.group = group;
+    w.calc_stage = s;
+    w.checksum = s % 2 == 0;
+    w.coeffs = coeffs;
+  }
+  return out;
+}
+
+TYPED_TEST(Conformance, BatchesOfStagesOnAnAdaptiveMeshMatchOneRank) {
+  const int P = world_size(), me = world_rank();
+  const RootGrid grid{{3, 2, 1}};
+  const std::vector<Key> keys = random_mesh(grid, 2, 45, 177);
+  const BlockShape shape{4, 2, 6, 4};
+  const stencil::VariableCoeffs coeffs = stencil::make_variable_coeffs(shape.num_vars, 5);
+  for (const sfc::Curve curve : kCurves) {
+    const auto targets =
+        cut_whole(keys, space_of(curve, grid), random_weights(keys.size(), 6, 178), P);
+    Domain d = make_domain(grid, shape, share(keys, targets, me));
+    Domain whole = make_domain(grid, shape, keys);
+    const ThreadScope threads(TypeParam::kThreads);
+    auto rt = TestFixture::make(curve);
+    runtime::StaticRuntime ref(MPI_COMM_SELF, options(curve));
+    rt->mesh_changed(d);
+    {
+      const ThreadScope one(1);
+      ref.mesh_changed(whole);
+    }
+    const std::string how = curve_name(curve) + " " + rt->name();
+    // 7-point in comm groups of 1 and 3 variables (the dynamic mapper's independent graphs),
+    // the 27-point and the variable-work kernels (all stages of the variable kernels' cycle).
+    batch_and_compare(*rt, d, ref, whole, stage_batch(7, 4, 1, 5, &coeffs), how + " 7-point");
+    batch_and_compare(*rt, d, ref, whole, stage_batch(7, 4, 3, 4, &coeffs), how + " 7 by 3");
+    batch_and_compare(*rt, d, ref, whole, stage_batch(27, 4, 2, 3, &coeffs), how + " 27-point");
+    batch_and_compare(*rt, d, ref, whole, stage_batch(0, 4, 0, 7, &coeffs), how + " variable");
+    // Blocks move between two batches: the graph must follow the new partition.
+    rt->rebalance(d, random_weights(d.leaves.size(), 5, 179 + std::uint64_t(me)));
+    batch_and_compare(*rt, d, ref, whole, stage_batch(7, 4, 2, 3, &coeffs), how + " moved");
+    // Every block has a cost record of its measured time.
+    const bool costed = std::ranges::all_of(d.cost, [](double c) { return c > 0; });
+    if (std::string(rt->name()) == "dynamic") {
+      EXPECT_TRUE(all_ranks(costed, "a block without a measured cost")) << how;
+    }
+  }
+}
+
+TYPED_TEST(Conformance, EmptyRanksAndBlocksThatNeedNoMessage) {
+  const int P = world_size(), me = world_rank();
+  const RootGrid grid{{2, 1, 1}};
+  const BlockShape shape{4, 4, 4, 2};
+  const std::vector<Key> keys = refine_all(octree::root_leaves(grid), grid);
+  // Everything on rank 0 and the other ranks empty, then an even share.
+  for (const bool skewed : {true, false}) {
+    std::vector<int> targets(keys.size(), 0);
+    if (!skewed)
+      targets = cut_whole(keys, space_of(sfc::Curve::kMorton, grid),
+                          std::vector<std::int64_t>(keys.size(), 1), P);
+    Domain d = make_domain(grid, shape, share(keys, targets, me));
+    Domain whole = make_domain(grid, shape, keys);
+    const ThreadScope threads(TypeParam::kThreads);
+    auto rt = TestFixture::make(sfc::Curve::kMorton);
+    runtime::StaticRuntime ref(MPI_COMM_SELF, options(sfc::Curve::kMorton));
+    rt->mesh_changed(d);
+    {
+      const ThreadScope one(1);
+      ref.mesh_changed(whole);
+    }
+    batch_and_compare(*rt, d, ref, whole, stage_batch(7, 2, 1, 6, nullptr),
+                      std::string(skewed ? "skewed " : "even ") + rt->name());
+  }
+}
+
+// The Kokkos back end really runs when asked for, and gives the native bits.
+TYPED_TEST(Conformance, KernelsReportTheBackEndThatRan) {
+  const int P = world_size(), me = world_rank();
+  const RootGrid grid{{2, 2, 1}};
+  const std::vector<Key> keys = random_mesh(grid, 1, 50, 191);
+  const BlockShape shape{4, 4, 4, 2};
+  const auto targets = cut_whole(keys, space_of(sfc::Curve::kMorton, grid),
+                                 std::vector<std::int64_t>(keys.size(), 1), P);
+  Domain d = make_domain(grid, shape, share(keys, targets, me));
+  const ThreadScope threads(TypeParam::kThreads);
+  auto rt = TestFixture::make(sfc::Curve::kMorton);
+  rt->mesh_changed(d);
+  rt->run_stages(d, stage_batch(7, 2, 0, 2, nullptr));
+  const runtime::KernelCalls calls = rt->kernels().calls();
+  EXPECT_EQ(world_sum(calls.native), world_sum(std::int64_t(d.blocks.size())) * 2 * 2);
+  EXPECT_EQ(calls.kokkos, 0);
+  EXPECT_EQ(rt->kernels().backend_name(), "native");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 7. Partition helpers (the same on every rank; no communication)
 
 TEST(Partition, OwnerWithEmptyRanks) {
   const RootGrid grid{{2, 2, 2}};
