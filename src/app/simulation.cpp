@@ -373,22 +373,25 @@ void Simulation::write_plot(int ts) const {
     }
   }
   const auto all = runtime_.comm().gather(mine);
-  if (!runtime_.comm().is_root()) return;
   int digits = 0;
   while (std::pow(10.0, digits) < double(config_.num_tsteps)) ++digits;
   const std::string name = fmt::format("plot.{:0{}d}", ts, digits + 1);
-  std::FILE* f = std::fopen(name.c_str(), "w");
-  if (!f) throw RunError(fmt::format("cannot write plot file '{}'", name));
-  std::int64_t total = 0;
-  for (const auto& r : all) total += std::int64_t(r.size() / 4);
-  const auto roots = config_.root_blocks();
-  fmt::print(f, "{} {} {} {} {}\n", total, R, roots[0], roots[1], roots[2]);
-  for (const auto& r : all) {
-    fmt::print(f, "{}\n", r.size() / 4);
-    for (std::size_t b = 0; b < r.size(); b += 4)
-      fmt::print(f, "{} {} {} {}\n", r[b], r[b + 1], r[b + 2], r[b + 3]);
+  int ok = 1;
+  if (runtime_.comm().is_root()) {
+    std::int64_t total = 0;
+    for (const auto& r : all) total += std::int64_t(r.size() / 4);
+    const auto roots = config_.root_blocks();
+    std::string text = fmt::format("{} {} {} {} {}\n", total, R, roots[0], roots[1], roots[2]);
+    for (const auto& r : all) {
+      text += fmt::format("{}\n", r.size() / 4);
+      for (std::size_t b = 0; b < r.size(); b += 4)
+        text += fmt::format("{} {} {} {}\n", r[b], r[b + 1], r[b + 2], r[b + 3]);
+    }
+    ok = write_file_atomically(name, text) ? 1 : 0;
   }
-  std::fclose(f);
+  // Every rank learns the outcome, so a failure on rank 0 ends all of them together.
+  MPI_Bcast(&ok, 1, MPI_INT, 0, runtime_.comm().get());
+  if (!ok) throw RunError(fmt::format("cannot write plot file '{}'", name));
 }
 
 void Simulation::run() {

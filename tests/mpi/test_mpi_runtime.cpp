@@ -1330,6 +1330,30 @@ TYPED_TEST(Conformance, KernelsReportTheBackEndThatRan) {
   EXPECT_EQ(rt->kernels().backend_name(), "native");
 }
 
+// Blocks far too small to pay for a task each are run several to a task, chosen from the
+// measured time per block, with the same bits.
+TEST(DynamicTasks, SmallBlocksAreGroupedFromMeasuredTimes) {
+  const int P = world_size(), me = world_rank();
+  const RootGrid grid{{4, 4, 4}};
+  const std::vector<Key> keys = refine_all(octree::root_leaves(grid), grid);  // 512 leaves
+  const BlockShape shape{2, 2, 2, 1};
+  const auto targets = cut_whole(keys, space_of(sfc::Curve::kMorton, grid),
+                                 std::vector<std::int64_t>(keys.size(), 1), P);
+  Domain d = make_domain(grid, shape, share(keys, targets, me));
+  Domain whole = make_domain(grid, shape, keys);
+  runtime::DynamicRuntime rt(MPI_COMM_WORLD, options(sfc::Curve::kMorton));
+  runtime::StaticRuntime ref(MPI_COMM_SELF, options(sfc::Curve::kMorton));
+  rt.mesh_changed(d);
+  ref.mesh_changed(whole);
+  const auto batch = stage_batch(7, 1, 0, 4, nullptr);
+  batch_and_compare(rt, d, ref, whole, batch, "first batch");
+  EXPECT_EQ(rt.blocks_per_task(), 1u);  // nothing measured yet
+  batch_and_compare(rt, d, ref, whole, batch, "second batch");
+  // A 2^3 block's stage takes well under a microsecond: far below the task target.
+  EXPECT_TRUE(all_ranks(rt.blocks_per_task() > 1,
+                        "blocks per task " + std::to_string(rt.blocks_per_task())));
+}
+
 // ---------------------------------------------------------------------------------------------
 // 7. Partition helpers (the same on every rank; no communication)
 
