@@ -10,7 +10,7 @@ mode=${1:-run}
 case "$mode" in run | test) ;; *) echo "usage: $0 run|test" >&2; exit 2 ;; esac
 
 packages=(build-essential cmake libopenmpi-dev openmpi-bin libfmt-dev libyaml-cpp-dev
-          libgtest-dev libbenchmark-dev libtbb-dev libtrilinos-kokkos-dev python3 python3-yaml
+          libgtest-dev libbenchmark-dev libtbb-dev nlohmann-json3-dev libtrilinos-kokkos-dev python3 python3-yaml
           python3-matplotlib clang-format)
 missing=()
 for p in "${packages[@]}"; do

@@ -77,6 +77,22 @@ struct Config {
   bool threads_given = false;
   int task_order_seed = 0;  // dynamic: non-zero runs ready tasks in a seeded random order
 
+  // The dynamic runtime's balancer: block ownership moves between ranks from measured costs.
+  std::string lb = "predictive";  // none, diffusion, sfc, central, predictive
+  bool lb_given = false;
+  double lb_threshold = 1.10;  // balance when max/mean of the predicted rank times exceeds it
+  int lb_freq = 1;             // at most every lb_freq timesteps
+  double lb_max_move = 1.0;    // central: the largest fraction of the blocks one decision moves
+  std::string lb_log_path;     // one JSON line per decision ("" = none)
+  std::string lb_replay_path;  // apply the moves of such a log instead of deciding
+
+  // A heterogeneous or noisy machine, emulated: every task (or stage) of a slow rank takes
+  // `factor` times as long; noise adds a seeded random delay per task.
+  std::vector<std::string> slow_ranks;  // "R:F", validated by options.cpp
+  double noise = 0.0;
+  // The slow ranks as (rank, factor); valid after validation.
+  std::vector<std::pair<int, double>> slow_rank_factors() const;
+
   // Output.
   std::string trace_path;       // Chrome trace JSON ("" = none)
   std::string dump_graph_path;  // Graphviz DOT of the first timestep's graph ("" = none)

@@ -138,6 +138,14 @@ constexpr std::array kOptions{
   OptionSpec{"runtime", TextSetter{[](State& s, const std::string& v) { s.config.runtime = v; }}, "NAME", "static", "static (MPI ranks, bulk-synchronous stages) or dynamic (tasks on futures)"},
   OptionSpec{"threads", IntSetter{[](State& s, int v) { s.config.threads = v; s.config.threads_given = true; }}, "N", "OMP_NUM_THREADS or 1", "worker threads per rank"},
   OptionSpec{"task_order_seed", IntSetter{[](State& s, int v) { s.config.task_order_seed = v; }}, "SEED", "0", "dynamic: run ready tasks in a random order from SEED (testing; 0 = off)"},
+  OptionSpec{"lb", TextSetter{[](State& s, const std::string& v) { s.config.lb = v; s.config.lb_given = true; }}, "NAME", "predictive", "dynamic balancer: none, diffusion, sfc, central, predictive"},
+  OptionSpec{"lb_threshold", RealSetter{[](State& s, double v) { s.config.lb_threshold = v; }}, "X", "1.10", "balance when max/mean predicted rank time exceeds X (>= 1)"},
+  OptionSpec{"lb_freq", IntSetter{[](State& s, int v) { s.config.lb_freq = v; }}, "N", "1", "consider balancing every N timesteps"},
+  OptionSpec{"lb_max_move", RealSetter{[](State& s, double v) { s.config.lb_max_move = v; }}, "F", "1", "central: move at most this fraction of the blocks (0 < F <= 1)"},
+  OptionSpec{"lb_log", TextSetter{[](State& s, const std::string& v) { s.config.lb_log_path = v; }}, "FILE", "none", "write one JSON line per balancing decision"},
+  OptionSpec{"lb_replay", TextSetter{[](State& s, const std::string& v) { s.config.lb_replay_path = v; }}, "FILE", "none", "apply the moves of an --lb_log file instead of deciding"},
+  OptionSpec{"slow_rank", TextSetter{[](State& s, const std::string& v) { s.config.slow_ranks.push_back(v); }}, "R:F", "none", "rank R computes F times slower (busy-waits; repeatable)"},
+  OptionSpec{"noise", RealSetter{[](State& s, double v) { s.config.noise = v; }}, "SIGMA", "0", "seeded random extra delay per task, |N(0,SIGMA)| of its time"},
   OptionSpec{"trace", TextSetter{[](State& s, const std::string& v) { s.config.trace_path = v; }}, "FILE", "none", "write a Chrome trace (JSON, Perfetto) of every task and message"},
   OptionSpec{"dump_graph", TextSetter{[](State& s, const std::string& v) { s.config.dump_graph_path = v; }}, "FILE", "none", "write the task graph of the first timestep as Graphviz DOT"},
   OptionSpec{"num_objects", IntSetter{[](State& s, int v) { s.num_objects = v; s.num_objects_from_cli = s.in_cli; }}, "N", "unset", "number of --object options (optional, checked)"},
@@ -481,6 +489,24 @@ void check_runtime(const Config& c) {
     fail(fmt::format("--runtime must be static or dynamic, got '{}'", c.runtime));
   if (c.threads_given) check_at_least("threads", c.threads, 1);
   check_at_least("task_order_seed", c.task_order_seed, 0);
+  static constexpr std::array<std::string_view, 5> kStrategies{"none", "diffusion", "sfc",
+                                                               "central", "predictive"};
+  if (std::ranges::find(kStrategies, c.lb) == kStrategies.end())
+    fail(fmt::format("--lb must be one of none, diffusion, sfc, central, predictive, got '{}'",
+                     c.lb));
+  if (c.lb_given && c.runtime != "dynamic")
+    fail(
+        "--lb chooses the dynamic runtime's balancer: add --runtime dynamic (the static runtime "
+        "balances block counts, --lb_opt and --inbalance)");
+  if (!(c.lb_threshold >= 1.0))
+    fail(fmt::format("--lb_threshold must be at least 1 (max over mean), got {}", c.lb_threshold));
+  check_at_least("lb_freq", c.lb_freq, 1);
+  if (!(c.lb_max_move > 0.0 && c.lb_max_move <= 1.0))
+    fail(fmt::format("--lb_max_move must be above 0 and at most 1, got {}", c.lb_max_move));
+  if (!(c.noise >= 0.0)) fail(fmt::format("--noise must be non-negative, got {}", c.noise));
+  (void)c.slow_rank_factors();  // throws on a malformed --slow_rank
+  if (!c.lb_replay_path.empty() && c.runtime != "dynamic")
+    fail("--lb_replay replays the dynamic runtime's balancer: add --runtime dynamic");
 }
 
 void check_time_loop(const Config& c) {
@@ -511,6 +537,24 @@ void check_objects(const Config& c) {
 }
 
 }  // namespace
+
+std::vector<std::pair<int, double>> Config::slow_rank_factors() const {
+  std::vector<std::pair<int, double>> out;
+  for (const std::string& text : slow_ranks) {
+    const auto colon = text.find(':');
+    const Where where{"", false};
+    if (colon == std::string::npos)
+      fail(fmt::format("--slow_rank expects RANK:FACTOR (e.g. 1:2), got '{}'", text));
+    const int rank = to_int(std::string_view(text).substr(0, colon), "--slow_rank rank", where);
+    const double factor =
+        to_real(std::string_view(text).substr(colon + 1), "--slow_rank factor", where);
+    if (rank < 0) fail(fmt::format("--slow_rank rank must be non-negative, got {}", rank));
+    if (!(factor >= 1.0))
+      fail(fmt::format("--slow_rank factor must be at least 1 (a slowdown), got {}", factor));
+    out.emplace_back(rank, factor);
+  }
+  return out;
+}
 
 void validate_config(const Config& config) {
   check_block_size(config);

@@ -88,6 +88,23 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
                       : counts[0] + counts[2] > 0 ? "kokkos+native"
                                                   : "kokkos";
   r.stats = sim.stats();
+  if (sim.balancer() != nullptr) {
+    r.balance = sim.balancer()->stats();
+    r.balanced_dynamically = true;
+  }
+  {
+    const double busy = t.get(Phase::kCompute), comm_s = t.get(Phase::kCommunicate);
+    const double idle = std::max(0.0, t.get(Phase::kTotal) - busy - comm_s - t.get(Phase::kRefine) -
+                                          t.get(Phase::kLoadBalance) - t.get(Phase::kChecksum));
+    const auto gather = [&](double x) {
+      std::vector<double> all(static_cast<std::size_t>(comm.size()));
+      MPI_Gather(&x, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm.get());
+      return all;
+    };
+    r.busy_per_rank = gather(busy);
+    r.comm_per_rank = gather(comm_s);
+    r.idle_per_rank = gather(idle);
+  }
   r.max_blocks = comm.max(sim.stats().max_blocks_rank);
   r.total = runtime::spread(comm, t.get(Phase::kTotal));
   r.compute = runtime::spread(comm, t.get(Phase::kCompute));
@@ -210,6 +227,30 @@ std::string results_yaml(const Report& r) {
   kv("runtime", r.runtime_name);
   kv("ranks", r.ranks);
   kv("threads", r.threads);
+  y << YAML::Key << "busy_per_rank" << YAML::Value << YAML::Flow << r.busy_per_rank;
+  y << YAML::Key << "comm_per_rank" << YAML::Value << YAML::Flow << r.comm_per_rank;
+  y << YAML::Key << "idle_per_rank" << YAML::Value << YAML::Flow << r.idle_per_rank;
+  if (r.balanced_dynamically) {
+    kv("lb_strategy", c.lb);
+    kv("lb_decisions_taken", r.balance.decisions_taken);
+    kv("lb_decisions_skipped", r.balance.decisions_skipped);
+    kv("blocks_migrated", r.balance.blocks_migrated);
+    kv("bytes_migrated", r.balance.bytes_migrated);
+    kv("final_imbalance", r.balance.final_imbalance);
+    y << YAML::Key << "slow_ranks" << YAML::Value << YAML::Flow << c.slow_ranks;
+    kv("noise", c.noise);
+    // The predicted seconds per stage of every rank at every decision (the load over time).
+    y << YAML::Key << "load_history" << YAML::Value << YAML::BeginSeq;
+    for (const auto& h : r.balance.history) {
+      y << YAML::Flow << YAML::BeginMap;
+      kv("timestep", h.timestep);
+      kv("imbalance", h.imbalance);
+      kv("moved", h.moved);
+      y << YAML::Key << "seconds_per_stage" << YAML::Value << YAML::Flow << h.seconds_per_stage;
+      y << YAML::EndMap;
+    }
+    y << YAML::EndSeq;
+  }
   kv("stencil_backend", r.stencil_backend);
   y << YAML::Key << "kernel_calls" << YAML::Value << YAML::Flow << YAML::BeginMap;
   kv("native", r.kernel_calls.native);

@@ -22,6 +22,11 @@ struct Report {
   std::string stencil_backend;        // the kernels that actually ran
   runtime::KernelCalls kernel_calls;  // all ranks
   RunStats stats;
+  BalanceStats balance;  // the dynamic runtime's balancer
+  bool balanced_dynamically = false;
+  // Per rank, seconds: busy in stage work, in halo communication (dynamic: waiting for work),
+  // and the rest of the time loop outside stages, refinement and balancing.
+  std::vector<double> busy_per_rank, comm_per_rank, idle_per_rank;
   std::int64_t max_blocks = 0;  // peak blocks on any rank
   // min / avg / max over ranks of each phase, seconds.
   runtime::Spread total, compute, communicate, checksum, refine, load_balance, init;

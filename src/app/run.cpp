@@ -134,6 +134,16 @@ int run_checked(const std::vector<std::string>& args, bool root) {
       config.kokkos ? runtime::KernelBackend::kKokkos : runtime::KernelBackend::kNative;
   options.threads = threads;
   options.order_seed = std::uint64_t(config.task_order_seed);
+  int ranks = 1, me = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  for (const auto& [rank, factor] : config.slow_rank_factors()) {
+    if (rank >= ranks)
+      throw UsageError(
+          fmt::format("--slow_rank {}:{}: there are only ranks 0 to {}", rank, factor, ranks - 1));
+    if (rank == me) options.slow_factor = factor;
+  }
+  options.noise = config.noise;
   std::unique_ptr<runtime::Runtime> rt;
   if (dynamic)
     rt = std::make_unique<runtime::DynamicRuntime>(MPI_COMM_WORLD, options);

@@ -203,7 +203,7 @@ void Simulation::refine_step(int ts, int iterations) {
     // iteration changes nothing, the remaining ones cannot either.
     for (int it = 0; it < iterations; ++it) {
       if (!refine_iteration(ts)) break;
-      if (config_.lb_opt == 2) maybe_rebalance(/*report=*/false);
+      if (config_.lb_opt == 2 && !balancer_) maybe_rebalance(/*report=*/false);
     }
   }
   trace_event("refine", t0, ts);
@@ -212,7 +212,8 @@ void Simulation::refine_step(int ts, int iterations) {
   for (const auto n : stats_.mesh_history.back().blocks_per_level) global_blocks_ += n;
   print_level_table(ts, stats_.mesh_history.back().blocks_per_level);
   // Unlike the reference, uniform meshes are balanced too: ownership never changes results.
-  if (config_.lb_opt >= 1) maybe_rebalance(/*report=*/true);
+  // (The dynamic runtime's balancer decides from measured costs instead, after the timestep.)
+  if (config_.lb_opt >= 1 && !balancer_) maybe_rebalance(/*report=*/true);
   print_comm_partners();
 }
 
@@ -395,6 +396,9 @@ void Simulation::write_plot(int ts) const {
 }
 
 void Simulation::run() {
+  // The dynamic runtime moves ownership from measured costs (and measures the network first);
+  // the static one balances block counts after refinement, as the reference does.
+  if (config_.runtime == "dynamic") balancer_ = std::make_unique<LoadBalancer>(config_, runtime_);
   init_mesh();
   auto& timers = runtime_.timers();
   const auto t0 = std::chrono::steady_clock::now();
@@ -427,6 +431,12 @@ void Simulation::run() {
       if (config_.refine_freq > 0 && ts % config_.refine_freq == 0)
         refine_step(ts, config_.effective_block_change());
     }
+    if (balancer_) {
+      const double began = trace_ != nullptr ? trace_->now_us() : 0.0;
+      balancer_->step(ts, domain_, stats_.cell_var_updates_rank,
+                      runtime_.timers().get(runtime::Phase::kCompute), objects_, delta);
+      trace_event("balance", began, ts);
+    }
     if (config_.plot_freq > 0 && ts % config_.plot_freq == 0) write_plot(ts);
     t += delta;
     stats_.timesteps_done = ts;
@@ -436,6 +446,7 @@ void Simulation::run() {
     const bool time_done = use_time && t >= config_.time;
     if (steps_done || time_done) break;
   }
+  if (balancer_) balancer_->finish();
   timers.add(runtime::Phase::kTotal,
              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   stats_.final_checksums = current_checksums();

@@ -4,10 +4,12 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string_view>
 #include <vector>
 
 #include "app/config.hpp"
+#include "app/load_balancer.hpp"
 #include "runtime/domain.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/trace.hpp"
@@ -55,6 +57,8 @@ class Simulation {
   void run();
 
   const RunStats& stats() const { return stats_; }
+  // The dynamic runtime's balancer (nullptr with the static runtime).
+  const LoadBalancer* balancer() const { return balancer_.get(); }
   const std::vector<Object>& objects() const { return objects_; }
   const runtime::Domain& domain() const { return domain_; }
 
@@ -93,6 +97,7 @@ class Simulation {
   int stage_in_ts_ = 0;
   std::int64_t calc_stage_ = 0;
   RunStats stats_;
+  std::unique_ptr<LoadBalancer> balancer_;
 };
 
 }  // namespace miniamr::app

@@ -327,6 +327,8 @@ void DynamicRuntime::Batch::run(std::size_t id, std::vector<std::size_t>& ready)
     sweep(unit, lane);
   else
     fill(unit, int(k), lane);
+  rt.slowdown_.after(seconds_since(t0), (std::uint64_t(stages[s].calc_stage) << 32) ^
+                                            (std::uint64_t(lane % VG) << 24) ^ n);
   const double dt = seconds_since(t0);
   busy[std::size_t(worker())] += dt;
   // A unit's nodes in one variable group run one after the other (each needs the previous),

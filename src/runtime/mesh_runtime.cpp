@@ -29,7 +29,11 @@ int thread_index() {
 }
 
 MeshRuntime::MeshRuntime(MPI_Comm parent, RuntimeOptions options)
-    : comm_(parent), options_(options), mailbox_(comm_), kernels_(options.kernels) {}
+    : comm_(parent),
+      options_(options),
+      mailbox_(comm_),
+      kernels_(options.kernels),
+      slowdown_(options.slow_factor, options.noise, 0x736c6f77ull + std::uint64_t(comm_.rank())) {}
 
 int MeshRuntime::threads() const {
   return options_.threads > 0 ? options_.threads : thread_count();
@@ -194,6 +198,24 @@ std::int64_t MeshRuntime::rebalance(Domain& domain, std::span<const std::int64_t
   sfc::keep_families_together(cut, family_starts(domain.leaves, order));
   std::vector<int> targets(order.size());
   for (std::size_t p = 0; p < order.size(); ++p) targets[order[p]] = cut[p];
+  const std::int64_t sent = migrate(domain, targets, comm_);
+  mesh_changed(domain);
+  return sent;
+}
+
+}  // namespace miniamr::runtime
+
+namespace miniamr::runtime {
+
+Runtime::CurveView MeshRuntime::curve_view(const Domain& domain) const {
+  CurveView v;
+  v.order = sfc::curve_order(domain.leaves, partition_.space());
+  v.family_start = family_starts(domain.leaves, v.order);
+  return v;
+}
+
+std::int64_t MeshRuntime::migrate_blocks(Domain& domain, std::span<const int> targets) {
+  MINIAMR_TIMED(timers_, kLoadBalance);
   const std::int64_t sent = migrate(domain, targets, comm_);
   mesh_changed(domain);
   return sent;

@@ -11,6 +11,7 @@
 #include "runtime/ghost_plan.hpp"
 #include "runtime/mpi_mailbox.hpp"
 #include "runtime/runtime.hpp"
+#include "runtime/slowdown.hpp"
 #include "runtime/stage_graph.hpp"
 #include "sfc/curve.hpp"
 #include "sfc/partition.hpp"
@@ -28,6 +29,9 @@ struct RuntimeOptions {
   int threads = 0;  // worker threads per rank (0: OpenMP's current count)
   // Dynamic: non-zero picks ready tasks in a random order drawn from this seed (testing).
   std::uint64_t order_seed = 0;
+  // Emulated heterogeneity: this rank's work takes slow_factor times as long, plus noise.
+  double slow_factor = 1.0;
+  double noise = 0.0;
 };
 using StaticOptions = RuntimeOptions;
 
@@ -40,6 +44,8 @@ class MeshRuntime : public Runtime {
   std::int64_t rebalance(Domain& domain, std::span<const std::int64_t> weights) override;
   std::int64_t gather_families(Domain& domain) override;
   std::vector<octree::Key> initial_roots(const octree::RootGrid& grid) const override;
+  CurveView curve_view(const Domain& domain) const override;
+  std::int64_t migrate_blocks(Domain& domain, std::span<const int> targets) override;
   CommPartners comm_partners() const override;
   std::string graph_dot(const Domain& domain, bool edges, int stages) override;
   const StageKernels& kernels() const override { return kernels_; }
@@ -60,6 +66,7 @@ class MeshRuntime : public Runtime {
   sfc::Partition partition_;
   GhostPlan plan_;
   StageKernels kernels_;
+  Slowdown slowdown_;
   Trace* trace_ = nullptr;
 
  private:

@@ -42,6 +42,7 @@ class Communicator {
   std::int64_t max(std::int64_t v) const;
   double max(double v) const;
   bool any(bool v) const;
+  bool all(bool v) const { return !any(!v); }
   // Every rank's value, in rank order, on every rank.
   std::vector<std::int64_t> allgather(std::int64_t mine) const;
   // Every rank's `mine`, in rank order, on rank 0 (empty elsewhere).

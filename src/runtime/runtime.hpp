@@ -57,6 +57,18 @@ class Runtime {
   // Returns the blocks sent from here.
   virtual std::int64_t gather_families(Domain& domain) = 0;
 
+  // This rank's blocks along the ownership curve (indices into domain.leaves) and, for each
+  // position, the first position of its family when the whole family may coarsen here.
+  struct CurveView {
+    std::vector<std::size_t> order;
+    std::vector<std::size_t> family_start;
+  };
+  virtual CurveView curve_view(const Domain& domain) const = 0;
+
+  // Collective. Sends each local block i to rank targets[i] (with its cost record); returns
+  // the blocks sent from here.
+  virtual std::int64_t migrate_blocks(Domain& domain, std::span<const int> targets) = 0;
+
   // This rank's share of the root blocks, in curve order.
   virtual std::vector<octree::Key> initial_roots(const octree::RootGrid& grid) const = 0;
 

@@ -1,0 +1,162 @@
+// The load balancer's two helpers on 1..4 ranks: the link model that prices a migration, and
+// the ownership directory that tells every rank where a given-away block went.
+//
+// Every check goes through all_ranks() so that all ranks reach the same verdict and none
+// leaves a collective early.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "octree/key.hpp"
+#include "runtime/link_model.hpp"
+#include "runtime/mpi.hpp"
+#include "runtime/ownership_directory.hpp"
+
+namespace {
+
+using miniamr::octree::Key;
+using miniamr::runtime::Communicator;
+using miniamr::runtime::LinkModel;
+using miniamr::runtime::measure_link_model;
+using miniamr::runtime::OwnershipDirectory;
+
+bool all_ranks(bool ok, const std::string& detail = {}) {
+  if (!ok) {
+    int r = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    std::fprintf(stderr, "[rank %d] %s\n", r, detail.c_str());
+  }
+  int flag = ok ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  return flag != 0;
+}
+
+// Distinct keys per rank (level 3, the lattice column i = rank), so that owners can only be
+// right if every rank's puts reached every rank.
+Key key_of(int rank, int j) {
+  using miniamr::octree::side;
+  Key k;
+  k.level = 3;
+  k.x = {static_cast<miniamr::octree::Coord>(rank) * side(3),
+         static_cast<miniamr::octree::Coord>(j) * side(3), 0};
+  return k;
+}
+
+constexpr int kKeysPerRank = 6;
+
+TEST(LinkModel, PositiveFiniteAndIdenticalOnAllRanks) {
+  Communicator comm;
+  double t0 = MPI_Wtime();
+  LinkModel m = measure_link_model(comm);
+  double elapsed = comm.max(MPI_Wtime() - t0);
+
+  bool sane = std::isfinite(m.latency_s) && std::isfinite(m.bandwidth_Bps) && m.bandwidth_Bps > 0 &&
+              m.latency_s >= 0 && (comm.size() == 1 || m.latency_s > 0);
+  EXPECT_TRUE(all_ranks(sane, "latency " + std::to_string(m.latency_s) + " s, bandwidth " +
+                                  std::to_string(m.bandwidth_Bps) + " B/s"));
+  if (comm.size() == 1) {
+    EXPECT_TRUE(all_ranks(m.latency_s == 0, "self copy has a latency"));
+  }
+
+  double lo[2] = {m.latency_s, m.bandwidth_Bps}, hi[2] = {m.latency_s, m.bandwidth_Bps};
+  MPI_Allreduce(MPI_IN_PLACE, lo, 2, MPI_DOUBLE, MPI_MIN, comm.get());
+  MPI_Allreduce(MPI_IN_PLACE, hi, 2, MPI_DOUBLE, MPI_MAX, comm.get());
+  EXPECT_EQ(lo[0], hi[0]);
+  EXPECT_EQ(lo[1], hi[1]);
+
+  // Generous: the target is ~50 ms, but oversubscribed CI ranks share two cores.
+  EXPECT_LT(elapsed, 2.0);
+  if (comm.is_root())
+    std::printf("link model on %d ranks: latency %.3g s, bandwidth %.3g B/s (%.1f ms)\n",
+                comm.size(), m.latency_s, m.bandwidth_Bps, elapsed * 1e3);
+}
+
+TEST(LinkModel, SecondsGrowsWithBytesAndMessages) {
+  Communicator comm;
+  LinkModel m = measure_link_model(comm);
+  EXPECT_GT(m.seconds(2 << 20), m.seconds(1 << 20));
+  EXPECT_GT(m.seconds(1 << 20), m.seconds(0));
+  EXPECT_GE(m.seconds(1024, 2), m.seconds(1024, 1));
+  if (comm.size() > 1) {
+    EXPECT_GT(m.seconds(1024, 2), m.seconds(1024, 1));
+  }
+  EXPECT_DOUBLE_EQ(m.seconds(0, 3), 3 * m.latency_s);
+  EXPECT_DOUBLE_EQ(m.seconds(1e6, 2), 2 * m.latency_s + 1e6 / m.bandwidth_Bps);
+
+  // An unmeasured model must not divide by zero: it prices every move at nothing.
+  LinkModel none;
+  EXPECT_EQ(none.seconds(1e9, 5), 0.0);
+  LinkModel latency_only{1e-6, 0};
+  EXPECT_DOUBLE_EQ(latency_only.seconds(1e9, 4), 4e-6);
+}
+
+TEST(OwnershipDirectory, PutFenceGetOverrideClear) {
+  Communicator comm;
+  const int p = comm.size(), me = comm.rank();
+  OwnershipDirectory dir(comm);
+
+  // A key every rank puts: the highest-ranked putter must win everywhere.
+  const Key shared = key_of(p, 0);
+  // Puts stay private until the fence.
+  for (int j = 0; j < kKeysPerRank; ++j) dir.put(key_of(me, j), me);  // overridden below
+  for (int j = 0; j < kKeysPerRank; ++j) dir.put(key_of(me, j), (me + 1) % p);
+  dir.put(shared, me);
+  EXPECT_TRUE(all_ranks(dir.size() == 0 && !dir.get(key_of(me, 0)), "visible before fence"));
+
+  dir.fence();
+  auto check_round = [&](int shift, const char* round) {
+    bool ok = dir.size() == static_cast<std::size_t>(p * kKeysPerRank + 1);
+    std::string detail = std::string(round) + ": size " + std::to_string(dir.size());
+    for (int r = 0; r < p; ++r)
+      for (int j = 0; j < kKeysPerRank; ++j) {
+        std::optional<int> o = dir.get(key_of(r, j));
+        if (o != (r + shift) % p) {
+          ok = false;
+          detail += ", " + miniamr::octree::to_string(key_of(r, j)) + " -> " +
+                    (o ? std::to_string(*o) : std::string("none"));
+        }
+      }
+    ok = ok && dir.get(shared) == p - 1;
+    ok = ok && !dir.get(key_of(p + 1, 0)) && !dir.get(key_of(0, kKeysPerRank));
+    return all_ranks(ok, detail);
+  };
+  EXPECT_TRUE(check_round(1, "first round"));
+
+  // A fence with no puts anywhere changes nothing.
+  dir.fence();
+  EXPECT_TRUE(check_round(1, "empty fence"));
+
+  // Second round: only half the keys move again; the others keep their first-round owner.
+  for (int j = 0; j < kKeysPerRank; j += 2) dir.put(key_of(me, j), (me + 2) % p);
+  if (me == 0) dir.put(shared, 0);  // a lone later put overrides the earlier winner
+  dir.fence();
+  bool ok = true;
+  for (int r = 0; r < p; ++r)
+    for (int j = 0; j < kKeysPerRank; ++j)
+      ok = ok && dir.get(key_of(r, j)) == (r + (j % 2 == 0 ? 2 : 1)) % p;
+  ok = ok && dir.get(shared) == 0 && dir.size() == static_cast<std::size_t>(p * kKeysPerRank + 1);
+  EXPECT_TRUE(all_ranks(ok, "second round"));
+
+  // clear() forgets published owners and unpublished puts alike.
+  dir.put(key_of(me, 0), me);
+  dir.clear();
+  bool forgotten = dir.size() == 0 && !dir.get(key_of(me, 1)) && !dir.get(shared);
+  dir.fence();
+  forgotten = forgotten && dir.size() == 0 && !dir.get(key_of(me, 0));
+  EXPECT_TRUE(all_ranks(forgotten, "clear"));
+
+  // Only one rank putting: the fence still reaches everyone.
+  if (me == p - 1) dir.put(shared, me);
+  dir.fence();
+  EXPECT_TRUE(all_ranks(dir.size() == 1 && dir.get(shared) == p - 1, "single putter"));
+
+  EXPECT_THROW(dir.put(shared, p), std::out_of_range);
+  EXPECT_THROW(dir.put(shared, -1), std::out_of_range);
+}
+
+}  // namespace
