@@ -68,7 +68,9 @@ std::vector<std::string> substitution_notes(const Config& c, int ranks) {
 // decides and every rank learns the verdict, so all fail together.
 void check_output_paths(const Config& config, bool root) {
   const std::pair<const char*, const std::string*> paths[] = {
-      {"trace", &config.trace_path}, {"dump_graph", &config.dump_graph_path}};
+      {"trace", &config.trace_path},
+      {"dump_graph", &config.dump_graph_path},
+      {"lb_log", &config.lb_log_path}};
   for (const auto& [name, path] : paths) {
     if (path->empty()) continue;
     int ok = root && runtime::writable_path(*path) ? 1 : 0;

@@ -178,8 +178,21 @@ void StaticRuntime::begin_halo(const Domain& domain, const StageGraph& graph, in
     const MessageLayout& msg = graph.sends[m];
     if (msg.group != group_index) continue;
     auto& buf = h.send[m];
+    const double t0 = trace_ != nullptr ? trace_->now_us() : 0.0;
     buf.resize(msg.size(nv));
     for (const FaceSlice& f : msg.faces) pack_face(domain, f, vars, graph.edges, buf);
+    if (trace_ != nullptr && trace_->enabled())
+      trace_->record({"send",
+                      "message",
+                      t0,
+                      trace_->now_us() - t0,
+                      thread_index(),
+                      {{{"peer", msg.peer},
+                        {"bytes", std::int64_t(buf.size() * sizeof(double))},
+                        {"var", vars.v0},
+                        {"axis_group", group_index}}},
+                      {},
+                      {}});
     if (options_.blocking_send) {
       MPI_Send(buf.data(), int(buf.size()), MPI_DOUBLE, msg.peer, kHaloTag, comm_.get());
     } else {
@@ -192,7 +205,17 @@ void StaticRuntime::begin_halo(const Domain& domain, const StageGraph& graph, in
 
 void StaticRuntime::wait_receives(Halo& h) {
   MINIAMR_TIMED(timers_, kCommunicate);
+  const double t0 = trace_ != nullptr ? trace_->now_us() : 0.0;
   MPI_Waitall(int(h.recvs.size()), h.recvs.data(), MPI_STATUSES_IGNORE);
+  if (trace_ != nullptr && trace_->enabled() && !h.recvs.empty())
+    trace_->record({"recv",
+                    "message",
+                    t0,
+                    trace_->now_us() - t0,
+                    thread_index(),
+                    {{{"messages", std::int64_t(h.recvs.size())}, {}, {}, {}}},
+                    {},
+                    {}});
   h.recvs.clear();
 }
 

@@ -33,7 +33,21 @@ CASES = [
     (["--num_vars", "1", "--num_refine", "2", "--error_tol", "40", "--nx", "4", "--ny", "4",
       "--nz", "4", "--num_tsteps", "1", "--checksum_freq", "1", "--num_objects", "1"] + SPHERE,
      1, "difference too large"),
+    (["--runtime", "foo"], 2, "--runtime must be static or dynamic, got 'foo'"),
+    (["--threads", "0"], 2, "--threads must be at least 1, got 0"),
+    (["--threads", "-1"], 2, "--threads must be at least 1, got -1"),
+    (["--task_order_seed", "-2"], 2, "--task_order_seed must be at least 0, got -2"),
+    (["--trace", "/nonexistent-dir/t.json"], 2, "--trace '/nonexistent-dir/t.json': cannot write"),
+    (["--dump_graph", "/nonexistent-dir/g.dot"], 2,
+     "--dump_graph '/nonexistent-dir/g.dot': cannot write"),
+    (["--trace", "A_DIRECTORY"], 2, "--trace 'a_directory': cannot write"),
 ]
+
+
+def listing(top):
+    """Every file and directory under top, relative to it."""
+    return {os.path.relpath(os.path.join(d, n), top) for d, dirs, files in os.walk(top)
+            for n in dirs + files}
 
 
 def main():
@@ -48,8 +62,11 @@ def main():
         typo = os.path.join(work, "typo.deck")
         with open(typo, "w") as f:
             f.write("# a deck with a misspelt key\nnum_refine = 1\nnxx = 8\n")
+        os.mkdir(os.path.join(work, "a_directory"))
+        before = listing(work)
         for args, status, text in CASES:
             args = [typo if x == "DECK_WITH_TYPO" else x for x in args]
+            args = ["a_directory" if x == "A_DIRECTORY" else x for x in args]
             cmd = ["mpirun", "-q", "-np", "2", "--oversubscribe", os.path.abspath(a.miniamr)] + args
             try:
                 run = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True,
@@ -67,6 +84,12 @@ def main():
                 problems.append("abort or signal banner")
             if os.path.exists(os.path.join(work, "results.yaml")):
                 problems.append("results.yaml written")
+            after = listing(work)
+            if after != before:
+                problems.append(f"files written: {sorted(after - before)}")
+                for path in sorted(after - before, reverse=True):
+                    full = os.path.join(work, path)
+                    os.rmdir(full) if os.path.isdir(full) else os.remove(full)
             if problems:
                 failures += 1
                 print(f"FAIL {' '.join(args)}: {'; '.join(problems)}\n--- stdout\n{run.stdout[-2000:]}"

@@ -2,11 +2,14 @@
 """Runs miniamr on a deck and checks what it printed and wrote.
 
   check_run.py --miniamr BIN --deck DECK [--np N] [--table FILE] [--expect-blocks L0,L1,..]
-               [--compare-yaml OTHER.yaml] [--save-yaml PATH] [-- extra miniamr options]
+               [--compare-yaml OTHER.yaml] [--save-yaml PATH] [--expect-backend NAME]
+               [--expect-moves]
+               [-- extra miniamr options]
 
 Checks, each optional: the block lines equal a reference table; results.yaml is valid YAML
 holding final_checksums; every checksum was conserved (the run exits 0 only then); the final
-per-level counts; final_checksums bitwise equal to another run's results.yaml.
+per-level counts; final_checksums bitwise equal to another run's results.yaml; the stencil
+back end results.yaml names (and, for kokkos, that Kokkos kernels ran).
 """
 import argparse
 import os
@@ -31,6 +34,10 @@ def main():
     ap.add_argument("--expect-blocks")
     ap.add_argument("--compare-yaml")
     ap.add_argument("--save-yaml")
+    ap.add_argument("--expect-backend", help="results.yaml's stencil_backend must be this "
+                    "(native, kokkos, kokkos+native); kokkos needs kernel_calls.kokkos > 0")
+    ap.add_argument("--expect-moves", action="store_true",
+                    help="the balancer must have migrated blocks (blocks_migrated > 0)")
     ap.add_argument("extra", nargs=argparse.REMAINDER)
     a = ap.parse_args()
 
@@ -70,7 +77,7 @@ def main():
             if a.save_yaml:
                 with open(path) as src, open(a.save_yaml, "w") as dst:
                     dst.write(src.read())
-        elif a.save_yaml or a.compare_yaml or a.expect_blocks:
+        elif a.save_yaml or a.compare_yaml or a.expect_blocks or a.expect_backend:
             failures.append("no results.yaml written")
         if results and a.table:
             # results.yaml's mesh_history holds the same numbers as the printed tables.
@@ -93,6 +100,30 @@ def main():
             want = [int(x) for x in a.expect_blocks.split(",")]
             if results["final_blocks_per_level"] != want:
                 failures.append(f"final blocks per level {results['final_blocks_per_level']} != {want}")
+        if results and a.expect_backend:
+            backend = results.get("stencil_backend")
+            calls = results.get("kernel_calls")
+            if backend != a.expect_backend:
+                failures.append(f"stencil_backend {backend!r}, want {a.expect_backend!r}")
+            if not isinstance(calls, dict):
+                failures.append(f"results.yaml has no kernel_calls map (got {calls!r})")
+            elif "kokkos" in a.expect_backend.split("+") and not calls.get("kokkos", 0) > 0:
+                failures.append(f"stencil_backend {backend!r} but kernel_calls {calls}: "
+                                f"no Kokkos kernel ran")
+            elif a.expect_backend == "native" and calls.get("kokkos", 0) != 0:
+                failures.append(f"stencil_backend {backend!r} but kernel_calls {calls}: "
+                                f"Kokkos kernels ran")
+        if results:
+            # The runtime and thread count asked for are the ones that ran.
+            for opt, key, default in (("--runtime", "runtime", "static"), ("--threads", "threads", None)):
+                want = default
+                if opt in a.extra[:-1]:
+                    want = a.extra[len(a.extra) - 1 - a.extra[::-1].index(opt) + 1]
+                if want is not None and str(results.get(key)) != want:
+                    failures.append(f"results.yaml says {key}: {results.get(key)}, want {want}")
+        if results is not None and a.expect_moves and not results.get("blocks_migrated", 0) > 0:
+            failures.append(f"no block migrated (blocks_migrated {results.get('blocks_migrated')}, "
+                            f"decisions taken {results.get('lb_decisions_taken')})")
         if results and a.compare_yaml:
             with open(a.compare_yaml) as f:
                 other = yaml.safe_load(f)

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""A balancing decision log replays exactly: the same moves at every timestep, the same digest.
+
+  check_replay.py --miniamr BIN --deck DECK --np N -- [miniamr options]
+
+Runs the deck with --runtime dynamic and the options, writing --lb_log; then again with
+--lb_replay of that log (and a log of its own). The moves taken must be the same at every
+timestep (so ownership is the same after each), at least one must have been taken, and the
+field_digest and final_checksums must agree.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+
+def run(cmd, work):
+    env = dict(os.environ)
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
+    p = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    with open(os.path.join(work, "results.yaml")) as f:
+        return yaml.safe_load(f)
+
+
+def moves(path):
+    with open(path) as f:
+        lines = [json.loads(l) for l in f if l.strip()]
+    assert "miniamr_lb_log" in lines[0], f"{path}: no header line"
+    return {l["timestep"]: l["moves"] for l in lines[1:] if l["taken"]}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--miniamr", required=True)
+    ap.add_argument("--deck", required=True)
+    ap.add_argument("--np", type=int, default=2)
+    ap.add_argument("extra", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    extra = [x for x in a.extra if x != "--"]
+    base = ["mpirun", "-np", str(a.np), "--oversubscribe", os.path.abspath(a.miniamr),
+            os.path.abspath(a.deck), "--runtime", "dynamic", "--report_perf", "1"]
+    with tempfile.TemporaryDirectory() as work:
+        first = run(base + extra + ["--lb_log", "first.jsonl"], work)
+        replay = run(base + extra + ["--lb_replay", "first.jsonl", "--lb_log", "replay.jsonl"],
+                     work)
+        want, got = moves(os.path.join(work, "first.jsonl")), moves(os.path.join(work, "replay.jsonl"))
+    failures = []
+    if not want:
+        failures.append("the first run took no balancing decision: nothing to replay")
+    if want != got:
+        differ = sorted(set(want) ^ set(got)) or [t for t in want if want[t] != got.get(t)]
+        failures.append(f"replayed moves differ at timesteps {differ[:5]}")
+    if first["field_digest"] != replay["field_digest"]:
+        failures.append(f"field_digest {replay['field_digest']} != {first['field_digest']}")
+    if [float.hex(x) for x in first["final_checksums"]] != \
+       [float.hex(x) for x in replay["final_checksums"]]:
+        failures.append("final_checksums differ")
+    if replay.get("blocks_migrated") != first.get("blocks_migrated"):
+        failures.append(f"blocks_migrated {replay.get('blocks_migrated')} != "
+                        f"{first.get('blocks_migrated')}")
+    if failures:
+        print("\n".join(failures))
+        return 1
+    print(f"ok: {len(want)} decisions replayed, {first['blocks_migrated']} blocks moved")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
