@@ -22,6 +22,14 @@ meaningless (it refuses).
 
 Variants (name: ranks x threads, runtime):
   static2x1, dyn2x1, static1x1, dyn1x2, dyn1x1, static1x2
+A variant may carry options of its own after '@', e.g. "dyn2x1@--lb sfc" against
+"dyn2x1@--lb predictive" (naive against predictive balancing).
+
+Examples (the figures in the README):
+  compare_runtimes.py --reps 3
+  compare_runtimes.py --reps 3 --variants static2x1,dyn2x1 --extra "--slow_rank 1:2"
+  compare_runtimes.py --reps 3 --deck inputs/moving_sphere.deck --extra "--num_tsteps 40" \
+      --variants "dyn2x1@--lb sfc,dyn2x1@--lb predictive"
 """
 import argparse
 import json
@@ -48,8 +56,16 @@ VARIANTS = {
 PAIRS = [("dyn2x1", "static2x1"), ("dyn1x2", "static1x1"), ("dyn1x1", "static1x1")]
 
 
+def base(variant):
+    return variant.split("@", 1)[0]
+
+
+def own_options(variant):
+    return shlex.split(variant.split("@", 1)[1]) if "@" in variant else []
+
+
 def run_once(miniamr, deck, variant, extra):
-    ranks, threads, runtime = VARIANTS[variant]
+    ranks, threads, runtime = VARIANTS[base(variant)]
     env = dict(os.environ)
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -58,7 +74,7 @@ def run_once(miniamr, deck, variant, extra):
     binding = ["--bind-to", "core"] if threads == 1 else ["--bind-to", "none"]
     cmd = (["mpirun", "-np", str(ranks)] + binding +
            [miniamr, deck, "--runtime", runtime, "--threads", str(threads),
-            "--report_perf", "1"] + extra)
+            "--report_perf", "1"] + extra + own_options(variant))
     with tempfile.TemporaryDirectory() as work:
         t0 = time.monotonic()
         p = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
@@ -68,7 +84,8 @@ def run_once(miniamr, deck, variant, extra):
         with open(os.path.join(work, "results.yaml")) as f:
             r = yaml.safe_load(f)
     return {"wall": wall, "run": r["total_time_ave"], "digest": r["field_digest"],
-            "command": shlex.join(cmd)}
+            "moved": r.get("blocks_migrated", r.get("blocks_moved_lb", 0)),
+            "bytes": r.get("bytes_migrated", 0), "command": shlex.join(cmd)}
 
 
 def spread(xs):
@@ -86,9 +103,9 @@ def main():
     a = ap.parse_args()
     names = a.variants.split(",")
     for n in names:
-        if n not in VARIANTS:
+        if base(n) not in VARIANTS:
             ap.error(f"unknown variant {n} (known: {', '.join(VARIANTS)})")
-        ranks, threads, _ = VARIANTS[n]
+        ranks, threads, _ = VARIANTS[base(n)]
         if ranks * threads > (os.cpu_count() or 1):
             ap.error(f"{n} needs {ranks * threads} cores, the machine has {os.cpu_count()}")
     miniamr = os.path.abspath(a.miniamr)
@@ -100,17 +117,24 @@ def main():
         for n in names:
             r = run_once(miniamr, deck, n, extra)
             results[n].append(r)
-            print(f"rep {rep + 1}/{a.reps} {n:10s} wall {r['wall']:.3f} s run {r['run']:.3f} s",
+            print(f"rep {rep + 1}/{a.reps} {n} wall {r['wall']:.3f} s run {r['run']:.3f} s",
                   flush=True)
 
     digests = {r["digest"] for rs in results.values() for r in rs}
     print(f"\n{os.path.basename(deck)} {a.extra}  ({a.reps} alternating repetitions)")
-    print(f"{'variant':10s} {'wall s: median (min..max)':>28s} {'run s: median (min..max)':>28s}")
+    width = max(10, max(len(n) for n in names))
+    print(f"{'variant':{width}s} {'wall s: median (min..max)':>28s} "
+          f"{'run s: median (min..max)':>28s} {'blocks moved':>13s} {'MB moved':>9s}")
     for n in names:
-        print(f"{n:10s} {spread([r['wall'] for r in results[n]]):>28s} "
-              f"{spread([r['run'] for r in results[n]]):>28s}")
+        print(f"{n:{width}s} {spread([r['wall'] for r in results[n]]):>28s} "
+              f"{spread([r['run'] for r in results[n]]):>28s} "
+              f"{statistics.median(r['moved'] for r in results[n]):13.0f} "
+              f"{statistics.median(r['bytes'] for r in results[n]) / 1e6:9.1f}")
     ratios = {}
-    for x, y in PAIRS:
+    pairs = list(PAIRS)
+    if all("@" in n for n in names) and len(names) == 2:
+        pairs = [(names[1], names[0])]  # two option sets of one layout: the second over the first
+    for x, y in pairs:
         if x in results and y in results:
             # The ratio of medians, and its spread over the repetitions' own ratios.
             per_rep = [rx["wall"] / ry["wall"] for rx, ry in zip(results[x], results[y])]

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Plots a run from its results.yaml: blocks per refinement level over the timesteps (the mesh
-history) and the time per phase (average and slowest rank).
+history), the time per phase (average and slowest rank) and, for the dynamic runtime's
+balancer, every rank's predicted seconds per stage at each decision (the load over time).
 
   python3 tools/plot_results.py results.yaml [-o run.png] [--title TEXT]
 
@@ -40,7 +41,11 @@ def main():
     history = r["mesh_history"]
     steps = [m["timestep"] for m in history]
     levels = list(zip(*[m["blocks_per_level"] for m in history]))
-    fig, (mesh, phases) = plt.subplots(1, 2, figsize=(12, 4.5), gridspec_kw={"width_ratios": [2, 1]})
+    load = r.get("load_history") or []
+    panels = 3 if load else 2
+    fig, axes = plt.subplots(1, panels, figsize=(6 * panels, 4.5),
+                             gridspec_kw={"width_ratios": [2, 1, 2][:panels]})
+    mesh, phases = axes[0], axes[1]
     mesh.stackplot(steps, levels, labels=[f"level {l}" for l in range(len(levels))], step="post")
     mesh.set_xlabel("timestep")
     mesh.set_ylabel("blocks")
@@ -57,6 +62,20 @@ def main():
     phases.set_ylabel("seconds")
     phases.set_title("time per phase")
     phases.legend(fontsize="small")
+
+    if load:
+        ax = axes[2]
+        steps_lb = [h["timestep"] for h in load]
+        for rank in range(len(load[0]["seconds_per_stage"])):
+            ax.plot(steps_lb, [1e3 * h["seconds_per_stage"][rank] for h in load],
+                    label=f"rank {rank}", drawstyle="steps-post")
+        moved = [h["timestep"] for h in load if h["moved"]]
+        for t in moved:
+            ax.axvline(t, color="grey", alpha=0.15)
+        ax.set_xlabel("timestep (grey: blocks moved)")
+        ax.set_ylabel("predicted ms per stage")
+        ax.set_title(f"load per rank ({r.get('lb_strategy', '')} balancer)")
+        ax.legend(fontsize="small")
 
     fig.suptitle(a.title or (f"miniamr: {r['ranks']} ranks x {r.get('threads', 1)} threads, "
                              f"{r['num_vars']} variables, {r['num_tsteps']} timesteps, "
