@@ -507,6 +507,8 @@ void check_runtime(const Config& c) {
   (void)c.slow_rank_factors();  // throws on a malformed --slow_rank
   if (!c.lb_replay_path.empty() && c.runtime != "dynamic")
     fail("--lb_replay replays the dynamic runtime's balancer: add --runtime dynamic");
+  if (!c.lb_log_path.empty() && c.runtime != "dynamic")
+    fail("--lb_log logs the dynamic runtime's balancer: add --runtime dynamic");
 }
 
 void check_time_loop(const Config& c) {

@@ -41,6 +41,20 @@ CASES = [
     (["--dump_graph", "/nonexistent-dir/g.dot"], 2,
      "--dump_graph '/nonexistent-dir/g.dot': cannot write"),
     (["--trace", "A_DIRECTORY"], 2, "--trace 'a_directory': cannot write"),
+    (["--runtime", "dynamic", "--slow_rank", "5:2"], 2, "--slow_rank 5:2: there are only ranks 0 to 1"),
+    (["--slow_rank", "1:0.5"], 2, "--slow_rank factor must be at least 1"),
+    (["--slow_rank", "x"], 2, "--slow_rank expects RANK:FACTOR"),
+    (["--slow_rank", "1:abc"], 2, "--slow_rank factor expects a number, got 'abc'"),
+    (["--runtime", "dynamic", "--lb", "foo"], 2, "--lb must be one of none, diffusion, sfc"),
+    (["--lb", "sfc"], 2, "--lb chooses the dynamic runtime's balancer"),
+    (["--runtime", "dynamic", "--lb_threshold", "0.5"], 2, "--lb_threshold must be at least 1"),
+    (["--runtime", "dynamic", "--lb_max_move", "0"], 2, "--lb_max_move must be above 0"),
+    (["--runtime", "dynamic", "--lb_max_move", "2"], 2, "--lb_max_move must be above 0"),
+    (["--lb_log", "log.jsonl"], 2, "--lb_log logs the dynamic runtime's balancer"),
+    (["--runtime", "dynamic", "--lb_replay", "/nonexistent/log.jsonl"], 2,
+     "--lb_replay '/nonexistent/log.jsonl': cannot read the file"),
+    (["--runtime", "dynamic", "--lb_replay", "DECK_WITH_TYPO"], 2, "line 1:"),
+    (["--runtime", "dynamic", "--lb_replay", "REPLAY3"], 2, "was logged on 3 ranks, this run has 2"),
 ]
 
 
@@ -63,10 +77,14 @@ def main():
         with open(typo, "w") as f:
             f.write("# a deck with a misspelt key\nnum_refine = 1\nnxx = 8\n")
         os.mkdir(os.path.join(work, "a_directory"))
+        replay3 = os.path.join(work, "replay3.jsonl")
+        with open(replay3, "w") as f:
+            f.write('{"miniamr_lb_log": 1, "ranks": 3}\n')
         before = listing(work)
         for args, status, text in CASES:
             args = [typo if x == "DECK_WITH_TYPO" else x for x in args]
             args = ["a_directory" if x == "A_DIRECTORY" else x for x in args]
+            args = [replay3 if x == "REPLAY3" else x for x in args]
             cmd = ["mpirun", "-q", "-np", "2", "--oversubscribe", os.path.abspath(a.miniamr)] + args
             try:
                 run = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True,
