@@ -1,5 +1,7 @@
 #include "app/run.hpp"
 
+#include <sched.h>
+
 #include <cstdio>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -128,6 +130,17 @@ int run_checked(const std::vector<std::string>& args, bool root) {
         "granted level {}",
         threads, level));
   check_output_paths(config, root);
+  // mpirun binds each rank to one core by default when ranks fill the machine: more threads
+  // than that would share it.
+  cpu_set_t mask;
+  const int cpus = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : threads;
+  int short_of_cores = cpus < threads ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &short_of_cores, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (short_of_cores && root)
+    fmt::print(
+        "Note: a rank may use fewer cores than its {} threads (mpirun binds ranks to cores; "
+        "launch with --bind-to none or --map-by slot:PE={})\n",
+        threads, threads);
 
   runtime::RuntimeOptions options;
   options.blocking_send = config.blocking_send;

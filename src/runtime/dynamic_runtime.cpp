@@ -1,5 +1,6 @@
 #include "runtime/dynamic_runtime.hpp"
 
+#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 
@@ -29,6 +30,7 @@ constexpr int kTagBase = 301;
 // Tags cycle over this many stages: a peer is never more than two stages ahead of a message
 // this rank has not received yet (its faces need ours), so tags stay unambiguous.
 constexpr std::size_t kTagStages = 16;
+constexpr int kMaxVarGroups = 64;  // so tags stay below kTagBase + 64 * 16 * 3
 
 template <class T>
 void sort_unique(std::vector<T>& v) {
@@ -120,8 +122,12 @@ std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size
 }  // namespace
 
 struct DynamicRuntime::Arena {
-  explicit Arena(int n) : threads(n), arena(n) {}
+  // oneTBB sizes its worker pool from the process's CPU mask; a rank that mpirun bound to
+  // fewer cores than --threads still gets the workers it asked for (run.cpp warns about it).
+  explicit Arena(int n)
+      : threads(n), limit(tbb::global_control::max_allowed_parallelism, std::size_t(n)), arena(n) {}
   int threads;
+  tbb::global_control limit;
   tbb::task_arena arena;
 };
 
@@ -147,7 +153,8 @@ struct DynamicRuntime::Batch {
   };
 
   Batch(DynamicRuntime& rt_, Domain& domain_, std::span<const StageWork> stages_,
-        const StageGraph& graph_, const Units& units_, int threads_, int var_groups)
+        const StageGraph& graph_, const Units& units_, int threads_, int var_groups,
+        int group_vars_)
       : rt(rt_),
         domain(domain_),
         stages(stages_),
@@ -156,6 +163,7 @@ struct DynamicRuntime::Batch {
         threads(threads_),
         S(stages_.size()),
         VG(std::size_t(var_groups)),
+        group_vars(group_vars_),
         L(S * VG),
         N(units_.nodes()),
         count(new std::atomic<int>[L * N]),
@@ -175,7 +183,9 @@ struct DynamicRuntime::Batch {
   const StageGraph& graph;
   const Units& units;
   const int threads;
-  const std::size_t S, VG, L, N;
+  const std::size_t S, VG;
+  const int group_vars;  // variables per group (the last may hold fewer)
+  const std::size_t L, N;
   std::unique_ptr<std::atomic<int>[]> count;        // per lane and node: inputs still missing
   std::atomic<std::int64_t> remaining{0};           // nodes not yet run
   std::unique_ptr<Message[]> sends, recvs;          // per lane and message
@@ -207,9 +217,8 @@ struct DynamicRuntime::Batch {
   stencil::VarRange vars(std::size_t lane) const {
     const StageWork& w = stages[stage_of(lane)];
     if (VG == 1) return w.vars;
-    const int size = w.group;
-    const int v0 = w.vars.v0 + int(lane % VG) * size;
-    return {v0, std::min(w.vars.v1, v0 + size)};
+    const int v0 = w.vars.v0 + int(lane % VG) * group_vars;
+    return {v0, std::min(w.vars.v1, v0 + group_vars)};
   }
   int tag(std::size_t lane, int group) const {
     return kTagBase + int(((lane % VG) * kTagStages + stage_of(lane) % kTagStages) * 3) + group;
@@ -487,8 +496,10 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
   // Variable groups: the comm groups of the stage, when the stencil keeps variables apart
   // (the variable-work kernels mix a block's variables, so they run all in one).
   const StageWork& first = stages.front();
-  const int group =
-      first.group > 0 ? std::min(first.group, first.vars.count()) : first.vars.count();
+  int group = first.group > 0 ? std::min(first.group, first.vars.count()) : first.vars.count();
+  // Tags count variable groups and MPI promises only 32767 of them: past kMaxVarGroups the
+  // groups hold more variables (grouping never changes results).
+  group = std::max(group, (first.vars.count() + kMaxVarGroups - 1) / kMaxVarGroups);
   const bool split = first.stencil != 0 && group < first.vars.count() &&
                      std::ranges::all_of(stages, [&](const StageWork& w) {
                        return w.vars.v0 == first.vars.v0 && w.vars.v1 == first.vars.v1 &&
@@ -513,7 +524,7 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
   blocks_per_task_ = per_task;
   const Units& u = *units_;
 
-  Batch b(*this, domain, stages, g, u, T, VG);
+  Batch b(*this, domain, stages, g, u, T, VG, group);
   const std::size_t S = stages.size(), L = b.L, N = u.nodes();
   if (domain.cost.size() != domain.blocks.size()) domain.cost.resize(domain.blocks.size(), 0.0);
   for (std::size_t lane = 0; lane < L; ++lane) {
