@@ -64,7 +64,7 @@ Deck parse_deck(std::string_view text, std::string_view name) {
   return deck;
 }
 
-Deck read_deck(const std::string& path) {
+std::string read_deck_text(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     throw UsageError(fmt::format("cannot read deck file '{}': it is a directory", path));
@@ -81,7 +81,11 @@ Deck read_deck(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw UsageError(fmt::format("cannot read deck file '{}': read error", path));
-  return parse_deck(text.str(), path);
+  return text.str();
+}
+
+Deck read_deck(const std::string& path) {
+  return parse_deck(read_deck_text(path), path);
 }
 
 }  // namespace miniamr::app

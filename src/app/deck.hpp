@@ -26,6 +26,9 @@ struct Deck {
 // "<name>:<line>" for a line without '=' or with no single-word key before it.
 Deck parse_deck(std::string_view text, std::string_view name);
 
+// The text of the deck at `path`. Throws UsageError when the file is missing or unreadable.
+std::string read_deck_text(const std::string& path);
+
 // Reads and parses the deck at `path`. Throws UsageError when the file is missing or unreadable.
 Deck read_deck(const std::string& path);
 

@@ -577,7 +577,7 @@ std::vector<std::string> config_warnings(const Config& config) {
   return warnings;
 }
 
-ParsedOptions parse_options(std::span<const std::string> args) {
+ParsedOptions parse_options(std::span<const std::string> args, const DeckReader& read) {
   ParsedOptions parsed;
   if (std::ranges::any_of(args, [](const std::string& a) { return a == "--help" || a == "-h"; })) {
     parsed.help = true;  // help wins over everything else, even bad options
@@ -585,7 +585,7 @@ ParsedOptions parse_options(std::span<const std::string> args) {
   }
   State state;
   if (!args.empty() && !args[0].starts_with('-')) {
-    apply_deck(state, read_deck(args[0]));
+    apply_deck(state, read(args[0]));
     state.config.deck_path = args[0];
     args = args.subspan(1);
   }

@@ -3,11 +3,13 @@
 // naming the option (or the deck line), where the reference silently reads 0 or crashes.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "app/config.hpp"
+#include "app/deck.hpp"
 
 namespace miniamr::app {
 
@@ -22,7 +24,10 @@ struct ParsedOptions {
 // the command line replaces all of the deck's objects). When --help or -h appears anywhere the
 // result has help set and nothing else is parsed or checked.
 // Throws UsageError with one message naming the problem on any bad input.
-ParsedOptions parse_options(std::span<const std::string> args);
+// `read` gives the deck of a path (by default read_deck; the MPI driver reads it on rank 0 and
+// hands every rank the same text).
+using DeckReader = std::function<Deck(const std::string& path)>;
+ParsedOptions parse_options(std::span<const std::string> args, const DeckReader& read = read_deck);
 
 // The checks parse_options runs after parsing, for a Config built some other way. Throws
 // UsageError for the first problem found. (The rank-count check needs MPI and is the caller's.)

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "app/deck.hpp"
 #include "app/errors.hpp"
 #include "app/options.hpp"
 #include "app/report.hpp"
@@ -87,7 +88,28 @@ void check_output_paths(const Config& config, bool root) {
 // Every rank parses the same arguments (the deck is read on every rank), so all ranks agree on
 // the outcome without a broadcast; only rank 0 speaks.
 int run_checked(const std::vector<std::string>& args, bool root) {
-  const ParsedOptions parsed = parse_options(args);
+  // Rank 0 reads the deck and every rank parses its text: all ranks run the same input even
+  // where files differ between nodes or exist on some only, and agree on any error.
+  const auto read_on_root = [root](const std::string& path) {
+    std::string text;
+    int ok = 1;
+    if (root) {
+      try {
+        text = read_deck_text(path);
+      } catch (const UsageError& e) {
+        ok = 0;
+        text = e.what();
+      }
+    }
+    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    std::uint64_t size = text.size();
+    MPI_Bcast(&size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    text.resize(size);
+    MPI_Bcast(text.data(), int(size), MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (!ok) throw UsageError(text);
+    return parse_deck(text, path);
+  };
+  const ParsedOptions parsed = parse_options(args, read_on_root);
   if (parsed.help) {
     if (root) fmt::print("{}", help_text());
     return 0;

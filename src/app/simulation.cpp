@@ -395,7 +395,40 @@ void Simulation::write_plot(int ts) const {
   if (!ok) throw RunError(fmt::format("cannot write plot file '{}'", name));
 }
 
+namespace {
+
+// The --time step from the objects' speeds, refused when it cannot advance the run (zero: it
+// would loop forever; infinite or NaN: the objects would leave the numbers). The objects are the
+// same on every rank, so every rank agrees.
+double checked_time_step(const std::vector<Object>& objects, const octree::RootGrid& grid, int R,
+                         std::array<int, 3> cells, int ts) {
+  const double delta = time_step(objects, grid, R, cells);
+  if (!(delta > 0.0) || !std::isfinite(delta)) {
+    const std::string what = fmt::format(
+        "--time: the objects' speeds give a time step of {} {}(zero, infinite or not a number): "
+        "check the objects' move and inc values",
+        delta, ts > 0 ? fmt::format("at timestep {} ", ts) : std::string());
+    if (ts == 0) throw UsageError(what);
+    throw RunError(what);
+  }
+  return delta;
+}
+
+}  // namespace
+
 void Simulation::run() {
+  // Time control (reference semantics): --time alone adapts the step to the objects' speed;
+  // --time with --num_tsteps uses T/n; otherwise unit steps for num_tsteps steps. A step the
+  // objects make impossible is refused before any work.
+  const bool use_time = config_.time_given;
+  const bool use_steps = config_.num_tsteps_given || !use_time;
+  const octree::RootGrid root_grid{config_.root_blocks()};
+  double delta = 1.0;
+  if (use_time && use_steps)
+    delta = config_.time / config_.num_tsteps;
+  else if (use_time)
+    delta = checked_time_step(objects_, root_grid, config_.num_refine, config_.block_cells(), 0);
+
   // The dynamic runtime moves ownership from measured costs (and measures the network first);
   // the static one balances block counts after refinement, as the reference does.
   if (config_.runtime == "dynamic") balancer_ = std::make_unique<LoadBalancer>(config_, runtime_);
@@ -408,16 +441,6 @@ void Simulation::run() {
 
   if (R > 0 || config_.uniform_refine != 0) refine_step(0, R);
   if (config_.plot_freq > 0) write_plot(0);
-
-  // Time control (reference semantics): --time alone adapts the step to the objects' speed;
-  // --time with --num_tsteps uses T/n; otherwise unit steps for num_tsteps steps.
-  const bool use_time = config_.time_given;
-  const bool use_steps = config_.num_tsteps_given || !use_time;
-  double delta = 1.0;
-  if (use_time && use_steps)
-    delta = config_.time / config_.num_tsteps;
-  else if (use_time)
-    delta = time_step(objects_, grid, R, config_.block_cells());
 
   double t = 0.0;
   for (int ts = 1;; ++ts) {
@@ -441,7 +464,8 @@ void Simulation::run() {
     t += delta;
     stats_.timesteps_done = ts;
     stats_.sim_time = t;
-    if (use_time && !use_steps) delta = time_step(objects_, grid, R, config_.block_cells());
+    if (use_time && !use_steps)
+      delta = checked_time_step(objects_, grid, R, config_.block_cells(), ts);
     const bool steps_done = use_steps && ts >= config_.num_tsteps;
     const bool time_done = use_time && t >= config_.time;
     if (steps_done || time_done) break;

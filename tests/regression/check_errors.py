@@ -55,6 +55,11 @@ CASES = [
      "--lb_replay '/nonexistent/log.jsonl': cannot read the file"),
     (["--runtime", "dynamic", "--lb_replay", "DECK_WITH_TYPO"], 2, "line 1:"),
     (["--runtime", "dynamic", "--lb_replay", "REPLAY3"], 2, "was logged on 3 ranks, this run has 2"),
+    # Object speeds that make the --time step zero (an endless loop) or infinite.
+    (["--time", "1", "--num_objects", "1", "--object", "2", "0", "0.5", "0.5", "0.5", "1e308", "0",
+      "0", "0.1", "0.1", "0.1", "0", "0", "0"], 2, "--time: the objects' speeds give a time step"),
+    (["--time", "1", "--num_objects", "1", "--object", "2", "0", "0.5", "0.5", "0.5", "1e-321",
+      "0", "0", "0.1", "0.1", "0.1", "0", "0", "0"], 2, "--time: the objects' speeds give a time step"),
 ]
 
 

@@ -49,7 +49,10 @@ TEST(StencilVariable, KernelChoice) {
 void naive(Block& b, int v, K kernel, const VariableCoeffs& co) {
   const BlockShape& s = b.shape();
   const std::vector<double> old(b.var(v).begin(), b.var(v).end());
-  const double a1 = co.a1, m = co.a0[std::size_t(v / 4)];
+  // Variables past the last whole material (v >= 4 * mat) have no coefficient: they use the
+  // 7-point stencil, which needs none.
+  const double a1 = co.a1;
+  const double m = std::size_t(v / 4) < co.a0.size() ? co.a0[std::size_t(v / 4)] : 0.0;
   const int g = v / 4;
   auto o = [&](int i, int j, int k) { return old[s.at(i, j, k)]; };
   for (int i = 1; i <= s.nx; ++i)
