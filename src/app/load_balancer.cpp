@@ -179,13 +179,20 @@ void LoadBalancer::step(int ts, runtime::Domain& domain, std::int64_t updates,
   const double du = double(updates - last_updates_), dt = compute_seconds - last_compute_;
   last_updates_ = updates;
   last_compute_ = compute_seconds;
-  std::vector<double> speeds(static_cast<std::size_t>(P));
+  std::vector<double> measured_all(static_cast<std::size_t>(P));
   const double measured = du > 0 && dt > 0 ? du / dt : 0.0;
-  MPI_Allgather(&measured, 1, MPI_DOUBLE, speeds.data(), 1, MPI_DOUBLE, comm.get());
+  MPI_Allgather(&measured, 1, MPI_DOUBLE, measured_all.data(), 1, MPI_DOUBLE, comm.get());
+  // A rank that did no work this interval keeps the speed it last showed (a slow rank that gave
+  // all its blocks away stays slow); one never measured gets the mean of the others. Every rank
+  // computes the same vector from the same numbers.
+  speeds_.resize(static_cast<std::size_t>(P), 0.0);
   double known = 0;
   int n_known = 0;
-  for (const double s : speeds)
-    if (s > 0) known += s, ++n_known;
+  for (std::size_t r = 0; r < speeds_.size(); ++r) {
+    if (measured_all[r] > 0) speeds_[r] = measured_all[r];
+    if (speeds_[r] > 0) known += speeds_[r], ++n_known;
+  }
+  std::vector<double> speeds = speeds_;
   for (double& s : speeds)
     if (!(s > 0)) s = n_known > 0 ? known / n_known : 1.0;
   const double speed = speeds[std::size_t(me)];

@@ -80,6 +80,7 @@ class LoadBalancer {
   std::string log_;                          // rank 0: --lb_log lines, written at finish()
   std::map<int, std::vector<Move>> replay_;  // --lb_replay: moves per timestep
   double last_measured_max_ = 0;             // measured max seconds per stage, last decision
+  std::vector<double> speeds_;               // every rank's last measured speed (0: never)
 };
 
 }  // namespace miniamr::app
