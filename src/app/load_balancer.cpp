@@ -9,7 +9,7 @@
 
 #include "app/errors.hpp"
 #include "app/objects.hpp"
-#include "app/output_file.hpp"
+#include "app/root_io.hpp"
 #include "runtime/balance_strategies.hpp"
 #include "runtime/migrate.hpp"
 
@@ -28,30 +28,6 @@ octree::Key key_of(const std::array<std::uint32_t, 4>& w) {
   k.level = std::int8_t(w[0]);
   k.x = {w[1], w[2], w[3]};
   return k;
-}
-
-// Rank 0 reads the file and every rank gets its text, so all ranks judge the same bytes.
-std::string read_on_root(const runtime::Communicator& comm, const std::string& path, bool& ok) {
-  std::string text;
-  int good = 1;
-  if (comm.is_root()) {
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    good = f != nullptr ? 1 : 0;
-    if (f != nullptr) {
-      char buf[65536];
-      std::size_t n = 0;
-      while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-      good = std::ferror(f) == 0 ? 1 : 0;
-      std::fclose(f);
-    }
-  }
-  std::int64_t size = std::int64_t(text.size());
-  MPI_Bcast(&good, 1, MPI_INT, 0, comm.get());
-  MPI_Bcast(&size, 1, MPI_INT64_T, 0, comm.get());
-  text.resize(std::size_t(size));
-  MPI_Bcast(text.data(), int(size), MPI_CHAR, 0, comm.get());
-  ok = good != 0;
-  return text;
 }
 
 }  // namespace
@@ -73,10 +49,21 @@ LoadBalancer::LoadBalancer(const Config& config, runtime::Runtime& runtime)
                .dump() +
            "\n";
   if (config_.lb_replay_path.empty()) return;
-  bool ok = false;
-  const std::string text = read_on_root(comm, config_.lb_replay_path, ok);
   const std::string& path = config_.lb_replay_path;
-  if (!ok) throw UsageError(fmt::format("--lb_replay '{}': cannot read the file", path));
+  const std::string text = text_from_root(comm.get(), [&] {
+    std::string t;
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    bool good = f != nullptr;
+    if (f != nullptr) {
+      char buf[65536];
+      std::size_t n = 0;
+      while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) t.append(buf, n);
+      good = std::ferror(f) == 0;
+      std::fclose(f);
+    }
+    if (!good) throw UsageError(fmt::format("--lb_replay '{}': cannot read the file", path));
+    return t;
+  });
   std::size_t line_no = 0, begin = 0;
   bool header = false;
   while (begin < text.size()) {
@@ -341,10 +328,7 @@ void LoadBalancer::step(int ts, runtime::Domain& domain, std::int64_t updates,
 
 void LoadBalancer::finish() {
   if (config_.lb_log_path.empty()) return;
-  int ok = 1;
-  if (rt_.comm().is_root()) ok = write_file_atomically(config_.lb_log_path, log_) ? 1 : 0;
-  MPI_Bcast(&ok, 1, MPI_INT, 0, rt_.comm().get());
-  if (!ok) throw RunError(fmt::format("cannot write --lb_log file '{}'", config_.lb_log_path));
+  write_on_root(rt_.comm().get(), config_.lb_log_path, log_, "--lb_log file");
 }
 
 }  // namespace miniamr::app

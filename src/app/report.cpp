@@ -84,9 +84,7 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
   std::array<std::int64_t, 3> counts{calls.native, calls.kokkos, calls.variable};
   comm.sum_in_place(counts);
   r.kernel_calls = {counts[0], counts[1], counts[2]};
-  r.stencil_backend = counts[1] == 0              ? "native"
-                      : counts[0] + counts[2] > 0 ? "kokkos+native"
-                                                  : "kokkos";
+  r.stencil_backend = runtime::backend_name(r.kernel_calls);
   r.stats = sim.stats();
   if (sim.balancer() != nullptr) {
     r.balance = sim.balancer()->stats();

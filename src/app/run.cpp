@@ -22,6 +22,7 @@
 #include "app/errors.hpp"
 #include "app/options.hpp"
 #include "app/report.hpp"
+#include "app/root_io.hpp"
 #include "app/simulation.hpp"
 #include "runtime/dynamic_runtime.hpp"
 #include "runtime/mpi.hpp"
@@ -90,24 +91,8 @@ void check_output_paths(const Config& config, bool root) {
 int run_checked(const std::vector<std::string>& args, bool root) {
   // Rank 0 reads the deck and every rank parses its text: all ranks run the same input even
   // where files differ between nodes or exist on some only, and agree on any error.
-  const auto read_on_root = [root](const std::string& path) {
-    std::string text;
-    int ok = 1;
-    if (root) {
-      try {
-        text = read_deck_text(path);
-      } catch (const UsageError& e) {
-        ok = 0;
-        text = e.what();
-      }
-    }
-    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    std::uint64_t size = text.size();
-    MPI_Bcast(&size, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    text.resize(size);
-    MPI_Bcast(text.data(), int(size), MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (!ok) throw UsageError(text);
-    return parse_deck(text, path);
+  const auto read_on_root = [](const std::string& path) {
+    return parse_deck(text_from_root(MPI_COMM_WORLD, [&] { return read_deck_text(path); }), path);
   };
   const ParsedOptions parsed = parse_options(args, read_on_root);
   if (parsed.help) {

@@ -11,7 +11,7 @@
 
 #include "app/errors.hpp"
 #include "app/objects.hpp"
-#include "app/output_file.hpp"
+#include "app/root_io.hpp"
 #include "octree/refine.hpp"
 #include "runtime/exact_reduce.hpp"
 #include "sfc/partition.hpp"
@@ -331,11 +331,7 @@ void Simulation::trace_event(std::string_view name, double start_us, std::int64_
 
 void Simulation::write_graph() const {
   const std::string dot = runtime_.graph_dot(domain_, config_.stencil != 7, config_.stages_per_ts);
-  int ok = 1;
-  if (runtime_.comm().is_root()) ok = write_file_atomically(config_.dump_graph_path, dot) ? 1 : 0;
-  MPI_Bcast(&ok, 1, MPI_INT, 0, runtime_.comm().get());
-  if (!ok)
-    throw RunError(fmt::format("cannot write --dump_graph file '{}'", config_.dump_graph_path));
+  write_on_root(runtime_.comm().get(), config_.dump_graph_path, dot, "--dump_graph file");
 }
 
 void Simulation::check_sums(const std::vector<double>& sums) {
@@ -377,22 +373,19 @@ void Simulation::write_plot(int ts) const {
   int digits = 0;
   while (std::pow(10.0, digits) < double(config_.num_tsteps)) ++digits;
   const std::string name = fmt::format("plot.{:0{}d}", ts, digits + 1);
-  int ok = 1;
+  std::string text;
   if (runtime_.comm().is_root()) {
     std::int64_t total = 0;
     for (const auto& r : all) total += std::int64_t(r.size() / 4);
     const auto roots = config_.root_blocks();
-    std::string text = fmt::format("{} {} {} {} {}\n", total, R, roots[0], roots[1], roots[2]);
+    text = fmt::format("{} {} {} {} {}\n", total, R, roots[0], roots[1], roots[2]);
     for (const auto& r : all) {
       text += fmt::format("{}\n", r.size() / 4);
       for (std::size_t b = 0; b < r.size(); b += 4)
         text += fmt::format("{} {} {} {}\n", r[b], r[b + 1], r[b + 2], r[b + 3]);
     }
-    ok = write_file_atomically(name, text) ? 1 : 0;
   }
-  // Every rank learns the outcome, so a failure on rank 0 ends all of them together.
-  MPI_Bcast(&ok, 1, MPI_INT, 0, runtime_.comm().get());
-  if (!ok) throw RunError(fmt::format("cannot write plot file '{}'", name));
+  write_on_root(runtime_.comm().get(), name, text, "plot file");
 }
 
 namespace {
@@ -422,12 +415,12 @@ void Simulation::run() {
   // objects make impossible is refused before any work.
   const bool use_time = config_.time_given;
   const bool use_steps = config_.num_tsteps_given || !use_time;
-  const octree::RootGrid root_grid{config_.root_blocks()};
+  const octree::RootGrid grid{config_.root_blocks()};
   double delta = 1.0;
   if (use_time && use_steps)
     delta = config_.time / config_.num_tsteps;
   else if (use_time)
-    delta = checked_time_step(objects_, root_grid, config_.num_refine, config_.block_cells(), 0);
+    delta = checked_time_step(objects_, grid, config_.num_refine, config_.block_cells(), 0);
 
   // The dynamic runtime moves ownership from measured costs (and measures the network first);
   // the static one balances block counts after refinement, as the reference does.
@@ -436,8 +429,6 @@ void Simulation::run() {
   auto& timers = runtime_.timers();
   const auto t0 = std::chrono::steady_clock::now();
   const int R = config_.num_refine;
-  const auto roots = config_.root_blocks();
-  const octree::RootGrid grid{roots};
 
   if (R > 0 || config_.uniform_refine != 0) refine_step(0, R);
   if (config_.plot_freq > 0) write_plot(0);

@@ -160,7 +160,6 @@ struct DynamicRuntime::Batch {
         stages(stages_),
         graph(graph_),
         units(units_),
-        threads(threads_),
         S(stages_.size()),
         VG(std::size_t(var_groups)),
         group_vars(group_vars_),
@@ -182,7 +181,6 @@ struct DynamicRuntime::Batch {
   std::span<const StageWork> stages;
   const StageGraph& graph;
   const Units& units;
-  const int threads;
   const std::size_t S, VG;
   const int group_vars;  // variables per group (the last may hold fewer)
   const std::size_t L, N;
@@ -336,9 +334,12 @@ void DynamicRuntime::Batch::run(std::size_t id, std::vector<std::size_t>& ready)
     sweep(unit, lane);
   else
     fill(unit, int(k), lane);
-  rt.slowdown_.after(seconds_since(t0), (std::uint64_t(stages[s].calc_stage) << 32) ^
-                                            (std::uint64_t(lane % VG) << 24) ^ n);
-  const double dt = seconds_since(t0);
+  double dt = seconds_since(t0);
+  if (rt.slowdown_.active()) {
+    rt.slowdown_.after(
+        dt, (std::uint64_t(stages[s].calc_stage) << 32) ^ (std::uint64_t(lane % VG) << 24) ^ n);
+    dt = seconds_since(t0);
+  }
   busy[std::size_t(worker())] += dt;
   // A unit's nodes in one variable group run one after the other (each needs the previous),
   // so this is race-free.
@@ -592,7 +593,6 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
     const double per_block = busy / double(g.blocks * S);
     block_seconds_ = block_seconds_ == 0 ? per_block : 0.5 * block_seconds_ + 0.5 * per_block;
   }
-  tasks_run_ += std::int64_t(L * N);
   return std::move(b.totals);
 }
 
@@ -608,7 +608,7 @@ std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size
   u->unit_of.resize(g.blocks);
   for (std::size_t x = 0; x + 1 < u->begin.size(); ++x)
     for (std::size_t b = u->begin[x]; b < u->begin[x + 1]; ++b) u->unit_of[b] = x;
-  const std::size_t U = u->count(), K = u->K, N = u->nodes();
+  const std::size_t U = u->count(), N = u->nodes();
   const auto G = std::size_t(g.groups);
 
   std::vector<std::vector<std::size_t>> same(N), prev(N);
@@ -663,7 +663,6 @@ std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size
   u->produces = Adjacency<std::uint32_t>(produces);
   u->consumes = Adjacency<std::uint32_t>(consumes);
   u->consumers = Adjacency<std::size_t>(consumers);
-  (void)K;
   return u;
 }
 

@@ -33,8 +33,6 @@ class DynamicRuntime final : public MeshRuntime {
 
   // Blocks per task chosen for the last run_stages (for tests and reports).
   std::size_t blocks_per_task() const { return blocks_per_task_; }
-  // Tasks run so far.
-  std::int64_t tasks_run() const { return tasks_run_; }
 
   static constexpr double kTargetTaskSeconds = 40e-6;
 
@@ -48,7 +46,6 @@ class DynamicRuntime final : public MeshRuntime {
   std::vector<std::vector<double>> scratch_;  // one per worker
   std::size_t blocks_per_task_ = 1;
   double block_seconds_ = 0;  // measured seconds of one block's stage (fills and sweep)
-  std::int64_t tasks_run_ = 0;
 };
 
 }  // namespace miniamr::runtime

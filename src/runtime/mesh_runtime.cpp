@@ -203,10 +203,6 @@ std::int64_t MeshRuntime::rebalance(Domain& domain, std::span<const std::int64_t
   return sent;
 }
 
-}  // namespace miniamr::runtime
-
-namespace miniamr::runtime {
-
 Runtime::CurveView MeshRuntime::curve_view(const Domain& domain) const {
   CurveView v;
   v.order = sfc::curve_order(domain.leaves, partition_.space());

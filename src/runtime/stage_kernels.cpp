@@ -48,8 +48,7 @@ KernelCalls StageKernels::calls() const {
   return {native_.load(), kokkos_.load(), variable_.load()};
 }
 
-std::string StageKernels::backend_name() const {
-  const KernelCalls c = calls();
+std::string backend_name(const KernelCalls& c) {
   if (c.kokkos > 0) return c.variable > 0 || c.native > 0 ? "kokkos+native" : "kokkos";
   return "native";
 }

@@ -39,6 +39,10 @@ struct KernelCalls {
   std::int64_t variable = 0;  // variable-work kernels (always native)
 };
 
+// "native", "kokkos", or "kokkos+native" (--kokkos with the variable-work kernels): which
+// kernels those calls ran.
+std::string backend_name(const KernelCalls& calls);
+
 class StageKernels {
  public:
   explicit StageKernels(KernelBackend backend = KernelBackend::kNative);
@@ -56,8 +60,7 @@ class StageKernels {
              std::span<double> scratch, std::span<double> sums) const;
 
   KernelCalls calls() const;
-  // "native", "kokkos", or "kokkos+native" (--kokkos with the variable-work kernels).
-  std::string backend_name() const;
+  std::string backend_name() const { return runtime::backend_name(calls()); }
 
  private:
   KernelBackend backend_;

@@ -85,7 +85,8 @@ void StaticRuntime::sweep_all(Domain& domain, const StageWork& work, stencil::Va
     std::vector<double>& scratch = scratch_[std::size_t(thread_index())];
 #pragma omp for schedule(dynamic, 2)
     for (std::ptrdiff_t i = 0; i < n; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
+      const auto t0 = slowdown_.active() ? std::chrono::steady_clock::now()
+                                         : std::chrono::steady_clock::time_point{};
       sweep_block(domain, work, vars, std::size_t(i), scratch);
       if (slowdown_.active())
         slowdown_.after(
@@ -123,7 +124,8 @@ void StaticRuntime::sweep_phase(Domain& domain, const StageWork& work, stencil::
         s.threads == 1 ? end : s.bounds[std::size_t(phase) * std::size_t(s.threads) + t + 1];
     std::vector<double>& scratch = scratch_[t];
     for (std::size_t p = first; p < last; ++p) {
-      const auto t0 = std::chrono::steady_clock::now();
+      const auto t0 = slowdown_.active() ? std::chrono::steady_clock::now()
+                                         : std::chrono::steady_clock::time_point{};
       run_tasks(domain,
                 std::span(s.tasks).subspan(s.task_begin[p], s.task_begin[p + 1] - s.task_begin[p]),
                 vars);

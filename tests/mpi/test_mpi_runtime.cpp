@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "mpi_checks.hpp"
 #include "octree/key.hpp"
 #include "octree/leaf_set.hpp"
 #include "octree/refine.hpp"
@@ -98,31 +99,10 @@ std::string curve_name(sfc::Curve c) {
 // ---------------------------------------------------------------------------------------------
 // Ranks and collective verdicts
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
-int world_size() {
-  int p = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
-  return p;
-}
-
-// Collective: true on every rank when `ok` holds on every rank. A failing rank prints `detail`
-// itself, since only rank 0's GoogleTest output is shown.
-bool all_ranks(bool ok, const std::string& detail = {}) {
-  if (!ok) std::fprintf(stderr, "[rank %d] %s\n", world_rank(), detail.c_str());
-  int flag = ok ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-  return flag != 0;
-}
-
-std::int64_t world_sum(std::int64_t v) {
-  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-  return v;
-}
+using mpi_checks::all_ranks;
+using mpi_checks::world_rank;
+using mpi_checks::world_size;
+using mpi_checks::world_sum;
 
 // Collects the first few problems of one check into a message.
 class Problems {
@@ -1173,32 +1153,19 @@ TEST(Threads, MoreThreadsAfterMeshChangedGiveTheSameBits) {
 // 6. Conformance: every mapper of the stage graph, through the seam, against the one-rank static
 //    reference. A mapper that loses a dependency edge, a face or a message shows here.
 
-struct StaticMapper {
-  static constexpr int kThreads = 1;
-  static constexpr std::uint64_t kSeed = 0;
-  using Type = runtime::StaticRuntime;
+// One way of running the graph: a runtime, its worker threads, and (dynamic) a seed that runs
+// ready tasks in a random order, orders a work-stealing scheduler rarely produces.
+template <class Runtime, int Threads, std::uint64_t Seed = 0>
+struct Mapper {
+  static constexpr int kThreads = Threads;
+  static constexpr std::uint64_t kSeed = Seed;
+  using Type = Runtime;
 };
-struct StaticTwoThreads {
-  static constexpr int kThreads = 2;
-  static constexpr std::uint64_t kSeed = 0;
-  using Type = runtime::StaticRuntime;
-};
-struct DynamicMapper {
-  static constexpr int kThreads = 1;
-  static constexpr std::uint64_t kSeed = 0;
-  using Type = runtime::DynamicRuntime;
-};
-struct DynamicTwoThreads {
-  static constexpr int kThreads = 2;
-  static constexpr std::uint64_t kSeed = 0;
-  using Type = runtime::DynamicRuntime;
-};
-// Ready tasks in a seeded random order: orders a work-stealing scheduler rarely produces.
-struct DynamicRandomOrder {
-  static constexpr int kThreads = 2;
-  static constexpr std::uint64_t kSeed = 23;
-  using Type = runtime::DynamicRuntime;
-};
+using StaticMapper = Mapper<runtime::StaticRuntime, 1>;
+using StaticTwoThreads = Mapper<runtime::StaticRuntime, 2>;
+using DynamicMapper = Mapper<runtime::DynamicRuntime, 1>;
+using DynamicTwoThreads = Mapper<runtime::DynamicRuntime, 2>;
+using DynamicRandomOrder = Mapper<runtime::DynamicRuntime, 2, 23>;
 
 template <class Mapper>
 class Conformance : public ::testing::Test {

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "mpi_checks.hpp"
 #include "runtime/mpi.hpp"
 #include "runtime/trace.hpp"
 
@@ -31,23 +32,9 @@ using miniamr::runtime::Trace;
 using miniamr::runtime::TraceEvent;
 using miniamr::runtime::writable_path;
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-
-bool all_ranks(bool ok, const std::string& detail = {}) {
-  if (!ok) std::fprintf(stderr, "[rank %d] %s\n", world_rank(), detail.c_str());
-  int flag = ok ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-  return flag != 0;
-}
-
-std::int64_t world_sum(std::int64_t v) {
-  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-  return v;
-}
+using mpi_checks::all_ranks;
+using mpi_checks::world_rank;
+using mpi_checks::world_sum;
 
 // A fresh directory made by rank 0 and removed with its contents at the end of the test; the
 // other ranks hold an empty path.

@@ -10,6 +10,8 @@ import subprocess
 import sys
 import tempfile
 
+from mpi_env import mpi_env
+
 SPHERE = ["--object", "2", "0", "0.5", "0.5", "0.5", "0", "0", "0", "0.3", "0.3", "0.3", "0", "0", "0"]
 
 # (arguments, expected status, text the message must contain)
@@ -73,9 +75,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--miniamr", required=True)
     a = ap.parse_args()
-    env = dict(os.environ)
-    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+    env = mpi_env()
     failures = 0
     with tempfile.TemporaryDirectory() as work:
         typo = os.path.join(work, "typo.deck")

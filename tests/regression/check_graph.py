@@ -13,6 +13,8 @@ import subprocess
 import sys
 import tempfile
 
+from mpi_env import mpi_env
+
 NODE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\[.*\];\s*$")
 EDGE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*->\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\[.*\])?;\s*$")
 
@@ -50,8 +52,7 @@ def main():
     ap.add_argument("--miniamr", required=True)
     ap.add_argument("--deck", required=True)
     a = ap.parse_args()
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+    env = mpi_env()
     dot = shutil.which("dot")
     problems = []
     with tempfile.TemporaryDirectory() as work:

@@ -11,14 +11,15 @@ import subprocess
 import sys
 import tempfile
 
+from mpi_env import mpi_env
+
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--miniamr", required=True)
     ap.add_argument("--deck", required=True)
     a = ap.parse_args()
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+    env = mpi_env()
     problems = []
     with tempfile.TemporaryDirectory() as work:
         run = subprocess.run(["mpirun", "-np", "2", "--oversubscribe", os.path.abspath(a.miniamr),

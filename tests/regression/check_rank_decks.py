@@ -15,15 +15,15 @@ import tempfile
 
 import yaml
 
+from mpi_env import mpi_env
+
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--miniamr", required=True)
     ap.add_argument("--deck", required=True)
     a = ap.parse_args()
-    env = dict(os.environ)
-    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+    env = mpi_env()
     failures = []
     with tempfile.TemporaryDirectory() as work:
         other = os.path.join(work, "other.deck")

@@ -17,12 +17,11 @@ import tempfile
 
 import yaml
 
+from mpi_env import mpi_env, result_differences
+
 
 def run(cmd, work):
-    env = dict(os.environ)
-    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
-    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
+    env = mpi_env()
     p = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
         sys.exit(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
@@ -58,11 +57,7 @@ def main():
     if want != got:
         differ = sorted(set(want) ^ set(got)) or [t for t in want if want[t] != got.get(t)]
         failures.append(f"replayed moves differ at timesteps {differ[:5]}")
-    if first["field_digest"] != replay["field_digest"]:
-        failures.append(f"field_digest {replay['field_digest']} != {first['field_digest']}")
-    if [float.hex(x) for x in first["final_checksums"]] != \
-       [float.hex(x) for x in replay["final_checksums"]]:
-        failures.append("final_checksums differ")
+    failures += result_differences(replay, first, "the logged run")
     if replay.get("blocks_migrated") != first.get("blocks_migrated"):
         failures.append(f"blocks_migrated {replay.get('blocks_migrated')} != "
                         f"{first.get('blocks_migrated')}")

@@ -19,6 +19,8 @@ import tempfile
 
 import yaml
 
+from mpi_env import mpi_env, result_differences
+
 
 def block_lines(text):
     return [l for l in text.splitlines()
@@ -41,11 +43,7 @@ def main():
     ap.add_argument("extra", nargs=argparse.REMAINDER)
     a = ap.parse_args()
 
-    env = dict(os.environ)
-    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
-    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
-    env.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
+    env = mpi_env()
     # No binding: with OMP_NUM_THREADS > 1 a rank's threads need more than one core.
     cmd = ["mpirun", "-np", str(a.np), "--oversubscribe", "--bind-to", "none",
            os.path.abspath(a.miniamr)]
@@ -127,12 +125,7 @@ def main():
         if results and a.compare_yaml:
             with open(a.compare_yaml) as f:
                 other = yaml.safe_load(f)
-            if [float.hex(x) for x in results["final_checksums"]] != \
-               [float.hex(x) for x in other["final_checksums"]]:
-                failures.append(f"final_checksums differ from {a.compare_yaml}")
-            if results.get("field_digest") != other.get("field_digest"):
-                failures.append(f"field_digest {results.get('field_digest')} differs from "
-                                f"{other.get('field_digest')} in {a.compare_yaml}")
+            failures += result_differences(results, other, a.compare_yaml)
     if failures:
         print(" ".join(cmd))
         print("\n".join(failures))

@@ -14,6 +14,8 @@ import tempfile
 
 import yaml
 
+from mpi_env import mpi_env
+
 
 def run_traced(miniamr, deck, runtime, work, env, attempt=1):
     """Runs 2 ranks with --trace in a fresh directory under work; returns (events, results, problems)."""
@@ -91,8 +93,7 @@ def main():
     ap.add_argument("--miniamr", required=True)
     ap.add_argument("--deck", required=True)
     a = ap.parse_args()
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_mpi_yield_when_idle="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+    env = mpi_env()
     problems = []
     digests = {}
     with tempfile.TemporaryDirectory() as work:
