@@ -93,6 +93,10 @@ struct Config {
   // The slow ranks as (rank, factor); valid after validation.
   std::vector<std::pair<int, double>> slow_rank_factors() const;
 
+  // Resources: the most memory one rank may use, in bytes (0 = what the node has, shared by
+  // its ranks).
+  double max_memory = 0;
+
   // Output.
   std::string trace_path;       // Chrome trace JSON ("" = none)
   std::string dump_graph_path;  // Graphviz DOT of the first timestep's graph ("" = none)

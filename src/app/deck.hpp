@@ -22,11 +22,16 @@ struct Deck {
 };
 
 // Splits deck text into entries. `#` starts a comment (whole line or trailing), blank lines are
-// skipped, whitespace around '=' is free, CR line ends are accepted. Throws UsageError naming
-// "<name>:<line>" for a line without '=' or with no single-word key before it.
+// skipped, whitespace around '=' is free, CR line ends and a UTF-8 byte-order mark are accepted.
+// Throws UsageError naming "<name>:<line>" for a line without '=', with no single-word key
+// before it, or holding a NUL byte.
 Deck parse_deck(std::string_view text, std::string_view name);
 
-// The text of the deck at `path`. Throws UsageError when the file is missing or unreadable.
+// Decks are small text files; anything larger is a wrong path (a data file, /dev/zero).
+constexpr std::size_t kMaxDeckBytes = std::size_t{1} << 20;
+
+// The text of the deck at `path`. Throws UsageError when the file is missing, unreadable, not a
+// regular file (a FIFO, a device) or larger than kMaxDeckBytes.
 std::string read_deck_text(const std::string& path);
 
 // Reads and parses the deck at `path`. Throws UsageError when the file is missing or unreadable.

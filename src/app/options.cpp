@@ -16,7 +16,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string_view>
 #include <system_error>
@@ -26,10 +29,13 @@
 
 #include "app/deck.hpp"
 #include "app/errors.hpp"
+#include "io/printable.hpp"
 #include "octree/key.hpp"
 
 namespace miniamr::app {
 namespace {
+
+using io::shown;
 
 // What the setters write into: the Config plus the bookkeeping that only parsing needs.
 struct State {
@@ -38,14 +44,28 @@ struct State {
   bool num_objects_from_cli = false;
   bool cli_objects_seen = false;  // the first --object on the command line drops the deck's
   bool in_cli = false;
+  // Where each option was first given, so a repeated one is an error rather than a silent
+  // replacement: the deck line of each key, and the options seen on the command line.
+  std::map<std::string, int, std::less<>> deck_lines;
+  std::set<std::string, std::less<>> cli_seen;
 };
+
+// Options that add to a list and so may be given many times.
+bool repeatable(std::string_view name) {
+  return name == "object" || name == "slow_rank";
+}
 
 using IntSetter = void (*)(State&, int);
 using RealSetter = void (*)(State&, double);
 using FlagSetter = void (*)(State&, bool);  // false only comes from a deck ("permute = false")
 using ObjectSetter = void (*)(State&, const Object&);
 using TextSetter = void (*)(State&, const std::string&);
-using Setter = std::variant<IntSetter, RealSetter, FlagSetter, ObjectSetter, TextSetter>;
+struct Bytes {
+  double value;  // from "512M", "8G", "1.5T", "4096"
+};
+using SizeSetter = void (*)(State&, Bytes);
+using Setter =
+    std::variant<IntSetter, RealSetter, FlagSetter, ObjectSetter, TextSetter, SizeSetter>;
 
 struct OptionSpec {
   std::string_view name;  // without dashes; the deck key
@@ -146,6 +166,7 @@ constexpr std::array kOptions{
   OptionSpec{"lb_replay", TextSetter{[](State& s, const std::string& v) { s.config.lb_replay_path = v; }}, "FILE", "none", "apply the moves of an --lb_log file instead of deciding"},
   OptionSpec{"slow_rank", TextSetter{[](State& s, const std::string& v) { s.config.slow_ranks.push_back(v); }}, "R:F", "none", "rank R computes F times slower (busy-waits; repeatable)"},
   OptionSpec{"noise", RealSetter{[](State& s, double v) { s.config.noise = v; }}, "SIGMA", "0", "seeded random extra delay per task, |N(0,SIGMA)| of its time"},
+  OptionSpec{"max_memory", SizeSetter{[](State& s, Bytes v) { s.config.max_memory = v.value; }}, "SIZE", "the node's available memory / its ranks", "memory one rank may use (e.g. 512M, 8G); bigger meshes are refused"},
   OptionSpec{"trace", TextSetter{[](State& s, const std::string& v) { s.config.trace_path = v; }}, "FILE", "none", "write a Chrome trace (JSON, Perfetto) of every task and message"},
   OptionSpec{"dump_graph", TextSetter{[](State& s, const std::string& v) { s.config.dump_graph_path = v; }}, "FILE", "none", "write the task graph of the first timestep as Graphviz DOT"},
   OptionSpec{"num_objects", IntSetter{[](State& s, int v) { s.num_objects = v; s.num_objects_from_cli = s.in_cli; }}, "N", "unset", "number of --object options (optional, checked)"},
@@ -170,10 +191,11 @@ int to_int(std::string_view text, std::string_view what, const Where& where) {
   int value = 0;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   if (ec == std::errc::result_out_of_range) {
-    throw UsageError(fmt::format("{}{} value '{}' is out of range", where.prefix, what, text));
+    throw UsageError(fmt::format("{}{} value {} is out of range", where.prefix, what, shown(text)));
   }
   if (ec != std::errc{} || end != digits.data() + digits.size()) {
-    throw UsageError(fmt::format("{}{} expects an integer, got '{}'", where.prefix, what, text));
+    throw UsageError(
+        fmt::format("{}{} expects an integer, got {}", where.prefix, what, shown(text)));
   }
   return value;
 }
@@ -184,18 +206,40 @@ double to_real(std::string_view text, std::string_view what, const Where& where)
   double value = 0;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
   if (ec == std::errc::result_out_of_range) {
-    throw UsageError(fmt::format("{}{} value '{}' is out of range", where.prefix, what, text));
+    throw UsageError(fmt::format("{}{} value {} is out of range", where.prefix, what, shown(text)));
   }
   if (ec != std::errc{} || end != digits.data() + digits.size() || !std::isfinite(value)) {
-    throw UsageError(fmt::format("{}{} expects a number, got '{}'", where.prefix, what, text));
+    throw UsageError(fmt::format("{}{} expects a number, got {}", where.prefix, what, shown(text)));
   }
   return value;
+}
+
+// A byte count with an optional binary suffix: "4096", "512K", "512M", "1.5G", "2T".
+double to_size(std::string_view text, std::string_view what, const Where& where) {
+  static constexpr std::string_view kSuffixes = "KMGT";
+  double scale = 1;
+  std::string_view number = text;
+  if (!number.empty()) {
+    const char last = char(std::toupper(static_cast<unsigned char>(number.back())));
+    if (const auto at = kSuffixes.find(last); at != std::string_view::npos) {
+      scale = std::pow(1024.0, double(at + 1));
+      number.remove_suffix(1);
+    }
+  }
+  double value = 0;
+  const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (ec != std::errc{} || end != number.data() + number.size() || !(value > 0) ||
+      !std::isfinite(value * scale))
+    throw UsageError(fmt::format("{}{} expects a positive size such as 512M or 8G, got {}",
+                                 where.prefix, what, shown(text)));
+  return value * scale;
 }
 
 bool to_bool(std::string_view text, std::string_view what, const Where& where) {
   if (text == "true") return true;
   if (text == "false") return false;
-  throw UsageError(fmt::format("{}{} expects true or false, got '{}'", where.prefix, what, text));
+  throw UsageError(
+      fmt::format("{}{} expects true or false, got {}", where.prefix, what, shown(text)));
 }
 
 Object to_object(std::span<const std::string> v, const Where& where) {
@@ -225,6 +269,8 @@ void apply(State& state, const OptionSpec& spec, std::span<const std::string> va
     (*set_real)(state, to_real(values[0], what, where));
   } else if (const auto* set_flag = std::get_if<FlagSetter>(&spec.set)) {
     (*set_flag)(state, values.empty() || to_bool(values[0], what, where));
+  } else if (const auto* set_size = std::get_if<SizeSetter>(&spec.set)) {
+    (*set_size)(state, Bytes{to_size(values[0], what, where)});
   } else if (const auto* set_text = std::get_if<TextSetter>(&spec.set)) {
     if (values[0].empty())
       throw UsageError(fmt::format("{}{} expects a value, got ''", where.prefix, what));
@@ -238,6 +284,7 @@ std::string expected_values(const OptionSpec& spec) {
   if (std::holds_alternative<IntSetter>(spec.set)) return "an integer";
   if (std::holds_alternative<RealSetter>(spec.set)) return "a number";
   if (std::holds_alternative<FlagSetter>(spec.set)) return "true or false";
+  if (std::holds_alternative<SizeSetter>(spec.set)) return "a size such as 512M or 8G";
   if (std::holds_alternative<TextSetter>(spec.set))
     return fmt::format("a {}", spec.args == "FILE" ? "file name" : "name");
   return fmt::format("{} values ({})", kObjectFields.size(), spec.args);
@@ -295,7 +342,7 @@ std::optional<std::string_view> nearest_name(std::string_view name) {
   const std::string_view dashes = where.deck ? "" : "--";
   const std::string hint = near ? fmt::format(" (did you mean '{}{}'?)", dashes, *near)
                                 : std::string(where.deck ? "" : " (see --help)");
-  throw UsageError(fmt::format("{}unknown {} '{}'{}", where.prefix, kind, written, hint));
+  throw UsageError(fmt::format("{}unknown {} {}{}", where.prefix, kind, shown(written), hint));
 }
 
 // "--nx" -> "nx"; all dashes -> "".
@@ -319,8 +366,9 @@ const OptionSpec& lookup_cli(std::string_view word, const Where& where) {
   }
   const auto eq = bare.find('=');
   if (eq != std::string_view::npos && find_option(bare.substr(0, eq)) != nullptr) {
-    throw UsageError(fmt::format("option '{}': give the value as a separate word: '--{} {}'", word,
-                                 bare.substr(0, eq), bare.substr(eq + 1)));
+    throw UsageError(fmt::format("option {}: give the value as a separate word: '--{} {}'",
+                                 shown(word), bare.substr(0, eq),
+                                 io::printable(bare.substr(eq + 1))));
   }
   throw_unknown(word, bare, where);
 }
@@ -334,7 +382,7 @@ const OptionSpec& lookup_cli(std::string_view word, const Where& where) {
     }
   }
   if (after.empty()) after = " (options start with '--'; a deck path may only come first)";
-  throw UsageError(fmt::format("unexpected argument '{}'{}", args[i], after));
+  throw UsageError(fmt::format("unexpected argument {}{}", shown(args[i]), after));
 }
 
 void apply_cli(State& state, std::span<const std::string> args) {
@@ -344,6 +392,11 @@ void apply_cli(State& state, std::span<const std::string> args) {
   while (i < args.size()) {
     if (!is_option_word(args[i])) throw_stray(args, i);
     const OptionSpec& spec = lookup_cli(args[i], where);
+    if (!repeatable(spec.name) && !state.cli_seen.emplace(spec.name).second)
+      throw UsageError(fmt::format(
+          "--{} is given twice on the command line; give it once (the command line may override "
+          "a deck's value, not its own)",
+          spec.name));
     const std::size_t n = arity(spec);
     for (std::size_t k = 1; k <= n; ++k) {
       // A value never starts with "--": "--nx --ny 4" is a missing value, not "--ny" read as 0.
@@ -363,12 +416,18 @@ void apply_entry(State& state, const DeckEntry& entry, const Where& where) {
   if (entry.key.starts_with('-')) {
     const std::string_view bare = strip_dashes(entry.key);
     if (find_option(bare) != nullptr) {
-      throw UsageError(fmt::format("{}write deck keys without dashes: '{}', not '{}'", where.prefix,
-                                   bare, entry.key));
+      throw UsageError(fmt::format("{}write deck keys without dashes: '{}', not {}", where.prefix,
+                                   bare, shown(entry.key)));
     }
   }
   const OptionSpec* spec = find_option(entry.key);
   if (spec == nullptr) throw_unknown(entry.key, entry.key, where);
+  if (!repeatable(spec->name)) {
+    const auto [first, fresh] = state.deck_lines.emplace(spec->name, entry.line);
+    if (!fresh)
+      throw UsageError(fmt::format("{}'{}' is given twice in the deck (first on line {})",
+                                   where.prefix, spec->name, first->second));
+  }
   // A flag is written "permute = true" in a deck, so it takes one value there.
   const std::size_t n = std::max<std::size_t>(arity(*spec), 1);
   if (entry.values.size() < n) throw_missing(*spec, entry.values.size(), where);
@@ -381,7 +440,8 @@ void apply_entry(State& state, const DeckEntry& entry, const Where& where) {
 
 void apply_deck(State& state, const Deck& deck) {
   for (const DeckEntry& entry : deck.entries) {
-    apply_entry(state, entry, Where{fmt::format("{}:{}: ", deck.name, entry.line), true});
+    apply_entry(state, entry,
+                Where{fmt::format("{}:{}: ", io::printable(deck.name), entry.line), true});
   }
 }
 
@@ -414,6 +474,10 @@ void check_range(std::string_view name, int value, int low, int high) {
   }
 }
 
+// Every index into a block, and every count of its values (MPI counts are ints), must fit an
+// int: a block holds at most 2^31 - 1 values, ghosts included.
+constexpr int kMaxBlockCells = 1 << 16;
+
 void check_block_size(const Config& c) {
   const std::array<std::pair<std::string_view, int>, 3> sizes{
       {{"nx", c.nx}, {"ny", c.ny}, {"nz", c.nz}}};
@@ -421,7 +485,17 @@ void check_block_size(const Config& c) {
     if (n < 1 || n % 2 != 0) {
       fail(fmt::format("--{} must be a positive even number of cells, got {}", name, n));
     }
+    if (n > kMaxBlockCells)
+      fail(fmt::format("--{} must be at most {} cells, got {}", name, kMaxBlockCells, n));
   }
+  if (c.num_vars < 1) return;  // check_work names that
+  // In double: the product of four ints can pass even 2^63.
+  const double values = double(c.nx + 2) * (c.ny + 2) * (c.nz + 2) * c.num_vars;
+  if (values > std::numeric_limits<int>::max())
+    fail(fmt::format(
+        "a block of {}x{}x{} cells x {} variables holds {:.0f} values with its ghosts; at most {} "
+        "are supported (smaller blocks or fewer --num_vars)",
+        c.nx, c.ny, c.nz, c.num_vars, values, std::numeric_limits<int>::max()));
 }
 
 void check_grid(const Config& c) {
@@ -486,14 +560,14 @@ void check_work(const Config& c) {
 
 void check_runtime(const Config& c) {
   if (c.runtime != "static" && c.runtime != "dynamic")
-    fail(fmt::format("--runtime must be static or dynamic, got '{}'", c.runtime));
+    fail(fmt::format("--runtime must be static or dynamic, got {}", shown(c.runtime)));
   if (c.threads_given) check_at_least("threads", c.threads, 1);
   check_at_least("task_order_seed", c.task_order_seed, 0);
   static constexpr std::array<std::string_view, 5> kStrategies{"none", "diffusion", "sfc",
                                                                "central", "predictive"};
   if (std::ranges::find(kStrategies, c.lb) == kStrategies.end())
-    fail(fmt::format("--lb must be one of none, diffusion, sfc, central, predictive, got '{}'",
-                     c.lb));
+    fail(fmt::format("--lb must be one of none, diffusion, sfc, central, predictive, got {}",
+                     shown(c.lb)));
   if (c.lb_given && c.runtime != "dynamic")
     fail(
         "--lb chooses the dynamic runtime's balancer: add --runtime dynamic (the static runtime "
@@ -546,7 +620,7 @@ std::vector<std::pair<int, double>> Config::slow_rank_factors() const {
     const auto colon = text.find(':');
     const Where where{"", false};
     if (colon == std::string::npos)
-      fail(fmt::format("--slow_rank expects RANK:FACTOR (e.g. 1:2), got '{}'", text));
+      fail(fmt::format("--slow_rank expects RANK:FACTOR (e.g. 1:2), got {}", shown(text)));
     const int rank = to_int(std::string_view(text).substr(0, colon), "--slow_rank rank", where);
     const double factor =
         to_real(std::string_view(text).substr(colon + 1), "--slow_rank factor", where);
@@ -559,7 +633,7 @@ std::vector<std::pair<int, double>> Config::slow_rank_factors() const {
 }
 
 void validate_config(const Config& config) {
-  check_block_size(config);
+  check_block_size(config);  // first: later checks multiply sizes
   check_grid(config);
   check_refinement(config);
   check_work(config);

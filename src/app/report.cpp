@@ -14,7 +14,6 @@
 
 #include "app/errors.hpp"
 #include "app/objects.hpp"
-#include "app/output_file.hpp"
 #include "runtime/static_runtime.hpp"
 
 namespace miniamr::app {
@@ -358,28 +357,16 @@ std::string results_yaml(const Report& r) {
   return std::string(y.c_str()) + "\n";
 }
 
-namespace {
-
-void write_whole_file(const std::string& path, const std::string& text) {
-  if (!write_file_atomically(path, text)) throw RunError(fmt::format("cannot write '{}'", path));
-}
-
-}  // namespace
-
-void write_results_yaml(const std::string& path, const Report& report) {
-  write_whole_file(path, results_yaml(report));
-}
-
-void write_results_txt(const std::string& path, const Report& report) {
+std::string results_txt(const Report& report) {
   char* buffer = nullptr;
   std::size_t size = 0;
   std::FILE* mem = open_memstream(&buffer, &size);
   if (!mem) throw RunError("cannot format results.txt");
   print_report(mem, report, /*with_summary=*/false);
   std::fclose(mem);
-  const std::string text(buffer, size);
+  std::string text(buffer, size);
   std::free(buffer);
-  write_whole_file(path, text);
+  return text;
 }
 
 }  // namespace miniamr::app

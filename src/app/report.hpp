@@ -46,9 +46,8 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
 // The end report; stdout gets the Summary line too, results.txt does not (as the reference).
 void print_report(std::FILE* out, const Report& report, bool with_summary = true);
 std::string summary_line(const Report& report);
-// Each is written to a temporary file and renamed, so a reader never sees half a file.
-void write_results_yaml(const std::string& path, const Report& report);
-void write_results_txt(const std::string& path, const Report& report);
+// The texts of results.yaml and results.txt (run.cpp writes them through write_on_root).
 std::string results_yaml(const Report& report);
+std::string results_txt(const Report& report);
 
 }  // namespace miniamr::app

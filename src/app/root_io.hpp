@@ -11,12 +11,13 @@
 
 namespace miniamr::app {
 
-// Collective. Rank 0 calls `read` and every rank returns its text; when `read` throws a
-// UsageError, every rank throws one with the same message.
+// Collective. Rank 0 calls `read` and every rank returns its text; when `read` throws, every
+// rank throws the same error (all_or_none).
 std::string text_from_root(MPI_Comm comm, const std::function<std::string()>& read);
 
-// Collective. Rank 0 writes `text` to `path` atomically (write_file_atomically); on failure every
-// rank throws RunError "cannot write <what> '<path>'". `text` matters on rank 0 only.
+// Collective. Rank 0 writes `text` to `path` atomically (io::write_file_atomically); on failure
+// every rank throws RunError "cannot write <what> '<path>': <reason>". `text` matters on rank 0
+// only.
 void write_on_root(MPI_Comm comm, const std::string& path, std::string_view text,
                    std::string_view what);
 

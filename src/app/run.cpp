@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <cmath>
 #include <cstdio>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -18,12 +19,16 @@
 
 #include <fmt/format.h>
 
+#include "app/collective_error.hpp"
 #include "app/deck.hpp"
 #include "app/errors.hpp"
+#include "app/memory_budget.hpp"
 #include "app/options.hpp"
 #include "app/report.hpp"
 #include "app/root_io.hpp"
 #include "app/simulation.hpp"
+#include "io/output_file.hpp"
+#include "io/printable.hpp"
 #include "runtime/dynamic_runtime.hpp"
 #include "runtime/mpi.hpp"
 #include "runtime/static_runtime.hpp"
@@ -68,26 +73,43 @@ std::vector<std::string> substitution_notes(const Config& c, int ranks) {
   return notes;
 }
 
-// Output files named on the command line must be writable before any work starts. Rank 0
-// decides and every rank learns the verdict, so all fail together.
-void check_output_paths(const Config& config, bool root) {
-  const std::pair<const char*, const std::string*> paths[] = {
-      {"trace", &config.trace_path},
-      {"dump_graph", &config.dump_graph_path},
-      {"lb_log", &config.lb_log_path}};
-  for (const auto& [name, path] : paths) {
-    if (path->empty()) continue;
-    int ok = root && runtime::writable_path(*path) ? 1 : 0;
-    MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (!ok)
-      throw UsageError(fmt::format(
-          "--{} '{}': cannot write there (missing directory, no permission, or a directory)", name,
-          *path));
-  }
+// Every output file must be writable before any work starts, with the system's reason when it
+// is not. Rank 0 decides and every rank learns the verdict, so all fail together.
+void check_output_paths(const Config& config, MPI_Comm comm, bool root) {
+  std::vector<std::pair<std::string, std::string>> outputs;  // (what, path)
+  for (const auto& [what, path] : {std::pair{"--trace", &config.trace_path},
+                                   std::pair{"--dump_graph", &config.dump_graph_path},
+                                   std::pair{"--lb_log", &config.lb_log_path}})
+    if (!path->empty()) outputs.emplace_back(what, *path);
+  if (config.report_perf & 1) outputs.emplace_back("--report_perf 1", "results.yaml");
+  if (config.report_perf & 2) outputs.emplace_back("--report_perf 2", "results.txt");
+  if (config.plot_freq > 0) outputs.emplace_back("--plot_freq", plot_file_name(config, 0));
+  all_or_none(comm, "checking the output files", [&] {
+    if (!root) return;
+    for (const auto& [what, path] : outputs)
+      if (const std::string why = io::unwritable_reason(path); !why.empty())
+        throw UsageError(
+            fmt::format("{} {}: cannot write there: {}", what, io::shown(path, 200), why));
+  });
 }
 
-// Every rank parses the same arguments (the deck is read on every rank), so all ranks agree on
-// the outcome without a broadcast; only rank 0 speaks.
+// Refuses, before any block is made, a mesh that cannot fit in memory: the root grid spread
+// over the ranks, times 8 per level when --uniform_refine refines every block.
+void check_initial_memory(const Config& config, const MemoryBudget& budget, int ranks) {
+  const auto roots = config.root_blocks();
+  const double per_rank = std::ceil(double(roots[0]) * roots[1] * roots[2] / ranks);
+  const double blocks =
+      per_rank * (config.uniform_refine != 0 ? std::pow(8.0, double(config.num_refine)) : 1.0);
+  const stencil::BlockShape shape{config.nx, config.ny, config.nz, config.num_vars};
+  const std::string why = does_not_fit(
+      blocks, shape, budget,
+      config.uniform_refine != 0 ? "the uniformly refined mesh needs" : "the initial mesh needs");
+  if (!why.empty())
+    throw UsageError(why + "; use smaller or fewer blocks, fewer variables or more ranks");
+}
+
+// Every rank parses the same arguments and rank 0's deck, so all ranks agree on every input
+// error without further messages; only rank 0 speaks.
 int run_checked(const std::vector<std::string>& args, bool root) {
   // Rank 0 reads the deck and every rank parses its text: all ranks run the same input even
   // where files differ between nodes or exist on some only, and agree on any error.
@@ -136,7 +158,7 @@ int run_checked(const std::vector<std::string>& args, bool root) {
         "--runtime dynamic with {} threads needs MPI_THREAD_SERIALIZED, but this MPI library "
         "granted level {}",
         threads, level));
-  check_output_paths(config, root);
+  check_output_paths(config, MPI_COMM_WORLD, root);
   // mpirun binds each rank to one core by default when ranks fill the machine: more threads
   // than that would share it.
   cpu_set_t mask;
@@ -166,6 +188,8 @@ int run_checked(const std::vector<std::string>& args, bool root) {
     if (rank == me) options.slow_factor = factor;
   }
   options.noise = config.noise;
+  const MemoryBudget budget = memory_budget(MPI_COMM_WORLD, config.max_memory);
+  check_initial_memory(config, budget, ranks);
   std::unique_ptr<runtime::Runtime> rt;
   if (dynamic)
     rt = std::make_unique<runtime::DynamicRuntime>(MPI_COMM_WORLD, options);
@@ -177,17 +201,33 @@ int run_checked(const std::vector<std::string>& args, bool root) {
     for (const auto& w : parsed.warnings) fmt::print("{}\n", w);
     for (const auto& n : substitution_notes(config, rt->comm().size())) fmt::print("{}\n", n);
   }
-  Simulation sim(config, *rt, root ? stdout : nullptr, &trace);
+  Simulation sim(config, *rt, root ? stdout : nullptr, &trace, budget);
   sim.run();
-  if (!config.trace_path.empty() && !trace.write(rt->comm(), config.trace_path))
-    throw RunError(fmt::format("cannot write --trace file '{}'", config.trace_path));
   const Report report = gather_report(config, sim, *rt);
-  if (root) {
-    if (config.report_perf & 4) print_report(stdout, report);
-    if (config.report_perf & 1) write_results_yaml("results.yaml", report);
-    if (config.report_perf & 2) write_results_txt("results.txt", report);
-  }
+  // The report reaches stdout (and whatever file it goes to) before any file is written, so a
+  // file that fails cannot take the final checksums with it.
+  if (root && (config.report_perf & 4)) print_report(stdout, report);
+  std::fflush(stdout);
+  if (!config.trace_path.empty())
+    if (const std::string why = trace.write(rt->comm(), config.trace_path); !why.empty())
+      throw RunError(
+          fmt::format("cannot write --trace file {}: {}", io::shown(config.trace_path, 200), why));
+  const MPI_Comm comm = rt->comm().get();
+  if (config.report_perf & 1)
+    write_on_root(comm, "results.yaml", root ? results_yaml(report) : "", "results file");
+  if (config.report_perf & 2)
+    write_on_root(comm, "results.txt", root ? results_txt(report) : "", "results file");
   return 0;
+}
+
+// An error on one rank where the others may be waiting for it in a collective: only ending the
+// whole job can free them. Said by the failing rank, once, before MPI_Abort.
+[[noreturn]] void last_resort(int rank, std::string_view what) {
+  std::fflush(stdout);
+  fmt::print(stderr, "miniamr: rank {}: {}; ending every rank\n", rank, io::printable(what));
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, RunError::kExitStatus);
+  std::abort();  // MPI_Abort does not return
 }
 
 }  // namespace
@@ -214,12 +254,18 @@ int run(int argc, char** argv) {
   try {
     status = run_checked(args, root);
   } catch (const UsageError& e) {
+    // Collective: every rank threw the same error; rank 0 says it.
     if (root)
-      fmt::print(stderr, "miniamr: error: {}\n(run 'miniamr --help' for the options)\n", e.what());
+      fmt::print(stderr, "miniamr: error: {}\n(run 'miniamr --help' for the options)\n",
+                 io::printable(e.what()));
     status = UsageError::kExitStatus;
   } catch (const RunError& e) {
-    if (root) fmt::print(stderr, "miniamr: {}\n", e.what());
+    if (root) fmt::print(stderr, "miniamr: {}\n", io::printable(e.what()));
     status = RunError::kExitStatus;
+  } catch (const std::bad_alloc&) {
+    last_resort(rank, "out of memory");
+  } catch (const std::exception& e) {
+    last_resort(rank, e.what());
   }
   std::fflush(stdout);
   return status;

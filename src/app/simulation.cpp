@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "app/collective_error.hpp"
 #include "app/errors.hpp"
 #include "app/objects.hpp"
 #include "app/root_io.hpp"
@@ -30,11 +31,12 @@ constexpr std::uint64_t kDataSeed = 0x6d696e69616d72ull;  // "miniamr"
 }  // namespace
 
 Simulation::Simulation(const Config& config, runtime::Runtime& runtime, std::FILE* out,
-                       runtime::Trace* trace)
+                       runtime::Trace* trace, MemoryBudget budget)
     : config_(config),
       runtime_(runtime),
       out_(out),
       trace_(trace),
+      budget_(std::move(budget)),
       objects_(config.objects),
       coeffs_(stencil::make_variable_coeffs(config.num_vars, kDataSeed)) {}
 
@@ -46,16 +48,18 @@ void Simulation::init_mesh() {
   domain_.leaves = octree::LeafSet(runtime_.initial_roots(domain_.grid));
   global_blocks_ = domain_.grid.count();
   domain_.blocks.clear();
-  domain_.blocks.reserve(domain_.leaves.size());
-  for (const octree::Key& k : domain_.leaves.keys()) {
-    stencil::Block b(domain_.shape);
-    stencil::fill_initial(
-        b,
-        {std::int64_t(k.index(0)) * config_.nx, std::int64_t(k.index(1)) * config_.ny,
-         std::int64_t(k.index(2)) * config_.nz},
-        k.level, kDataSeed);
-    domain_.blocks.push_back(std::move(b));
-  }
+  all_or_none(runtime_.comm().get(), "making the initial blocks", [&] {
+    domain_.blocks.reserve(domain_.leaves.size());
+    for (const octree::Key& k : domain_.leaves.keys()) {
+      stencil::Block b(domain_.shape);
+      stencil::fill_initial(
+          b,
+          {std::int64_t(k.index(0)) * config_.nx, std::int64_t(k.index(1)) * config_.ny,
+           std::int64_t(k.index(2)) * config_.nz},
+          k.level, kDataSeed);
+      domain_.blocks.push_back(std::move(b));
+    }
+  });
   domain_.cost.assign(domain_.blocks.size(), 0.0);
   stats_.max_blocks_rank = std::int64_t(domain_.blocks.size());
   runtime_.mesh_changed(domain_);
@@ -123,8 +127,21 @@ void Simulation::apply_plan(const octree::AdaptPlan& plan) {
   std::vector<stencil::Block> old = std::move(domain_.blocks);
   std::vector<double> old_cost = std::move(domain_.cost);
   std::vector<stencil::Block> fresh;
-  fresh.reserve(plan.keys.size());
   domain_.cost.clear();
+  // Splitting and merging involve no other rank, so an allocation failure here can end every
+  // rank cleanly (the next step, mesh_changed, is collective).
+  all_or_none(runtime_.comm().get(), fmt::format("refining the mesh at timestep {}", timestep_),
+              [&] { build_blocks(plan, old, old_cost, fresh); });
+  domain_.blocks = std::move(fresh);
+  domain_.leaves = octree::LeafSet(plan.keys);
+  runtime_.mesh_changed(domain_);
+}
+
+void Simulation::build_blocks(const octree::AdaptPlan& plan, std::vector<stencil::Block>& old,
+                              std::span<const double> old_cost,
+                              std::vector<stencil::Block>& fresh) {
+  fresh.reserve(plan.keys.size());
+  domain_.cost.reserve(plan.keys.size());
   for (std::size_t i = 0; i < plan.keys.size(); ++i) {
     const octree::Origin& o = plan.origin[i];
     switch (o.kind) {
@@ -151,9 +168,6 @@ void Simulation::apply_plan(const octree::AdaptPlan& plan) {
       }
     }
   }
-  domain_.blocks = std::move(fresh);
-  domain_.leaves = octree::LeafSet(plan.keys);
-  runtime_.mesh_changed(domain_);
 }
 
 bool Simulation::refine_iteration(int ts) {
@@ -185,6 +199,11 @@ bool Simulation::refine_iteration(int ts) {
         "refinement at timestep {} needs {} blocks on one rank, more than --max_blocks {}", ts,
         peak_max, config_.max_blocks));
   }
+  // Every rank sees the same peak and budget, so all stop together before allocating.
+  if (const std::string why = does_not_fit(double(peak_max), domain_.shape, budget_,
+                                           fmt::format("refinement at timestep {} needs", ts));
+      !why.empty())
+    throw RunError(why);
   std::array<std::int64_t, 2> changed{plan.splits, plan.merges};
   runtime_.comm().sum_in_place(changed);
   stats_.blocks_split += changed[0];
@@ -355,6 +374,12 @@ void Simulation::check_sums(const std::vector<double>& sums) {
   }
 }
 
+std::string plot_file_name(const Config& config, int ts) {
+  int digits = 0;
+  while (std::pow(10.0, digits) < double(config.num_tsteps)) ++digits;
+  return fmt::format("plot.{:0{}d}", ts, digits + 1);
+}
+
 void Simulation::write_plot(int ts) const {
   // Gather (level, centre) of every block to rank 0, in rank order (the reference's format).
   const int R = config_.num_refine;
@@ -370,9 +395,7 @@ void Simulation::write_plot(int ts) const {
     }
   }
   const auto all = runtime_.comm().gather(mine);
-  int digits = 0;
-  while (std::pow(10.0, digits) < double(config_.num_tsteps)) ++digits;
-  const std::string name = fmt::format("plot.{:0{}d}", ts, digits + 1);
+  const std::string name = plot_file_name(config_, ts);
   std::string text;
   if (runtime_.comm().is_root()) {
     std::int64_t total = 0;

@@ -5,11 +5,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "app/config.hpp"
 #include "app/load_balancer.hpp"
+#include "app/memory_budget.hpp"
 #include "runtime/domain.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/trace.hpp"
@@ -50,8 +53,9 @@ struct RunStats {
 class Simulation {
  public:
   // `out` receives the progress lines on rank 0 (nullptr elsewhere or when silenced).
+  // A mesh that outgrows `budget` during refinement ends the run with a RunError on every rank.
   Simulation(const Config& config, runtime::Runtime& runtime, std::FILE* out,
-             runtime::Trace* trace = nullptr);
+             runtime::Trace* trace = nullptr, MemoryBudget budget = {});
 
   // Runs the whole schedule. Throws RunError on a failed checksum or a --max_blocks overflow.
   void run();
@@ -67,6 +71,9 @@ class Simulation {
   void refine_step(int ts, int iterations);
   bool refine_iteration(int ts);
   void apply_plan(const octree::AdaptPlan& plan);
+  // The local half of apply_plan: the blocks of the new mesh from the old ones.
+  void build_blocks(const octree::AdaptPlan& plan, std::vector<stencil::Block>& old,
+                    std::span<const double> old_cost, std::vector<stencil::Block>& fresh);
   void maybe_rebalance(bool report);
   std::vector<std::int64_t> block_weights() const;
   void print_comm_partners() const;
@@ -88,6 +95,7 @@ class Simulation {
   runtime::Runtime& runtime_;
   std::FILE* out_;
   runtime::Trace* trace_;
+  MemoryBudget budget_;
   runtime::Domain domain_;
   std::vector<Object> objects_;
   stencil::VariableCoeffs coeffs_;
@@ -99,5 +107,9 @@ class Simulation {
   RunStats stats_;
   std::unique_ptr<LoadBalancer> balancer_;
 };
+
+// The reference's plot file name for timestep `ts`: "plot." and ts with one digit more than the
+// number of timesteps needs.
+std::string plot_file_name(const Config& config, int ts);
 
 }  // namespace miniamr::app

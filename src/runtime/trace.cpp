@@ -1,54 +1,23 @@
 #include "runtime/trace.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <mpi.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <filesystem>
 #include <iterator>
-#include <random>
+
+#include "io/output_file.hpp"
+#include "io/printable.hpp"
 
 namespace miniamr::runtime {
 
 namespace {
 
-namespace fs = std::filesystem;
-
 using Out = fmt::memory_buffer;
 
 void put(Out& out, std::string_view s) {
   out.append(s.data(), s.data() + s.size());
-}
-
-// Length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629: no overlong forms, no
-// surrogates, nothing above U+10FFFF), or 0 when there is none.
-std::size_t utf8_length(std::string_view s, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned lead = byte(i);
-  std::size_t n = 0;
-  unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    n = 2;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    n = 3;
-    if (lead == 0xE0) lo = 0xA0;
-    if (lead == 0xED) hi = 0x9F;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    n = 4;
-    if (lead == 0xF0) lo = 0x90;
-    if (lead == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
-  for (std::size_t k = 2; k < n; ++k)
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
-  return n;
 }
 
 // A JSON string literal. Invalid UTF-8 becomes U+FFFD, since viewers reject the whole file
@@ -82,7 +51,7 @@ void put_string(Out& out, std::string_view s) {
       }
     } else if (c < 0x80) {
       out.push_back(static_cast<char>(c));
-    } else if (std::size_t n = utf8_length(s, i); n > 0) {
+    } else if (std::size_t n = io::utf8_length(s, i); n > 0) {
       put(out, s.substr(i, n));
       i += n;
       continue;
@@ -138,80 +107,6 @@ void put_event(Out& out, const TraceEvent& ev, int pid) {
   if (!first) out.push_back('}');
   out.push_back('}');
 }
-
-// The output file on rank 0: written under a fresh name beside `path` and renamed over it only
-// once everything reached the disk, so readers never see a partial trace. Removed unless
-// committed.
-class TempFile {
- public:
-  TempFile() = default;
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  ~TempFile() { discard(); }
-
-  bool open(const std::string& path) {
-    if (!writable_path(path)) return false;
-    target_ = path;
-    std::error_code ec;
-    // Replacing a link would cut it; write where it points instead.
-    if (fs::is_symlink(fs::symlink_status(target_, ec))) {
-      fs::path resolved = fs::canonical(target_, ec);
-      if (ec) return false;
-      target_ = resolved;
-      if (!writable_path(target_.string())) return false;
-    }
-    fs::path dir = target_.parent_path();
-    std::random_device seed;
-    std::mt19937_64 gen((std::uint64_t{seed()} << 32) ^ std::uint64_t(::getpid()));
-    for (int attempt = 0; attempt < 16; ++attempt) {
-      temp_ =
-          dir / fmt::format(".{}.{}.{:016x}.tmp", target_.filename().string(), ::getpid(), gen());
-      // 0666 and the umask, as for any new file (mkstemp would force 0600).
-      fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd_ >= 0) return true;
-      if (errno != EEXIST) break;
-    }
-    temp_.clear();
-    return false;
-  }
-
-  void put(std::string_view s) {
-    while (ok_ && !s.empty()) {
-      ssize_t n = ::write(fd_, s.data(), s.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        ok_ = false;
-        break;
-      }
-      s.remove_prefix(std::size_t(n));
-    }
-  }
-
-  bool commit() {
-    if (fd_ < 0) return false;
-    ok_ = ok_ && ::fsync(fd_) == 0;
-    ok_ = (::close(fd_) == 0) && ok_;
-    fd_ = -1;
-    std::error_code ec;
-    if (ok_) fs::rename(temp_, target_, ec);
-    if (!ok_ || ec) return false;
-    temp_.clear();
-    return true;
-  }
-
- private:
-  void discard() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-    std::error_code ec;
-    if (!temp_.empty()) fs::remove(temp_, ec);
-    temp_.clear();
-  }
-
-  fs::path target_, temp_;
-  int fd_ = -1;
-  bool ok_ = true;
-};
 
 // Frees the communicator write() exchanges on, which is its own so that its messages can never
 // match a receive posted elsewhere on the caller's communicator.
@@ -304,7 +199,7 @@ void Trace::format_events(int rank, std::size_t piece_bytes, Sink&& sink) const 
   if (out.size() > 0) sink(std::string_view(out.data(), out.size()));
 }
 
-bool Trace::write(const Communicator& comm, const std::string& path) const {
+std::string Trace::write(const Communicator& comm, const std::string& path) const {
   CommGuard guard(comm.get());
   MPI_Comm c = guard.comm;
   const int rank = comm.rank(), ranks = comm.size();
@@ -313,10 +208,11 @@ bool Trace::write(const Communicator& comm, const std::string& path) const {
   std::vector<std::int64_t> counts(rank == 0 ? 2 * std::size_t(ranks) : 0);
   MPI_Gather(mine, 2, MPI_INT64_T, counts.data(), 2, MPI_INT64_T, 0, c);
 
-  TempFile file;
+  io::OutputFile file;
   int ok = (rank == 0 && file.open(path)) ? 1 : 0;
   MPI_Bcast(&ok, 1, MPI_INT, 0, c);
-  if (!ok) return false;
+  const auto failed = [&] { return rank == 0 ? file.error() : std::string("failed on rank 0"); };
+  if (!ok) return failed();
 
   if (rank != 0) {
     format_events(rank, kPieceBytes, [&](std::string_view piece) {
@@ -353,25 +249,7 @@ bool Trace::write(const Communicator& comm, const std::string& path) const {
     ok = file.commit() ? 1 : 0;
   }
   MPI_Bcast(&ok, 1, MPI_INT, 0, c);
-  return ok != 0;
-}
-
-bool writable_path(const std::string& path) {
-  if (path.empty()) return false;
-  const fs::path p(path);
-  if (!p.has_filename()) return false;
-  std::error_code ec;
-  const fs::file_status st = fs::status(p, ec);
-  // Anything but a regular file (a directory, a device, a pipe) must not be replaced by a rename.
-  if (fs::exists(st) && !fs::is_regular_file(st)) return false;
-  fs::path dir = p.parent_path();
-  if (dir.empty()) dir = ".";
-  if (!fs::is_directory(dir, ec)) return false;
-  // The file is written under a temporary name in the directory, so the directory itself must be
-  // writable, even to overwrite.
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) return false;
-  if (fs::exists(st) && ::access(p.c_str(), W_OK) != 0) return false;
-  return true;
+  return ok ? std::string() : failed();
 }
 
 }  // namespace miniamr::runtime

@@ -53,9 +53,10 @@ class Trace {
   // {"traceEvents":[...],"displayTimeUnit":"ms","otherData":{...}} with pid = rank and
   // tid = worker, plus metadata events naming each process "rank N" and thread "worker T".
   // The file is written under a unique temporary name in the same directory and then renamed
-  // over `path`, so it is never seen half written. Returns the same value on every rank: true
-  // when rank 0 wrote the file. A disabled trace writes a file with no events.
-  bool write(const Communicator& comm, const std::string& path) const;
+  // over `path`, so it is never seen half written. Returns "" on every rank when rank 0 wrote the
+  // file, else a non-empty reason on every rank (the system's reason on rank 0). A disabled
+  // trace writes a file with no events.
+  std::string write(const Communicator& comm, const std::string& path) const;
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -84,9 +85,5 @@ class Trace {
   std::vector<Buffer> buffers_;
   Counter dropped_;
 };
-
-// True when `path` can be created or overwritten by this process: its directory exists and is
-// writable and `path` is not a directory. Creates nothing.
-bool writable_path(const std::string& path);
 
 }  // namespace miniamr::runtime

@@ -45,7 +45,9 @@ def main():
     a = ap.parse_args()
     extra = [x for x in a.extra if x != "--"]
     base = ["mpirun", "-np", str(a.np), "--oversubscribe", os.path.abspath(a.miniamr),
-            os.path.abspath(a.deck), "--runtime", "dynamic", "--report_perf", "1"]
+            os.path.abspath(a.deck), "--runtime", "dynamic"]
+    if "--report_perf" not in extra:
+        base += ["--report_perf", "1"]
     with tempfile.TemporaryDirectory() as work:
         first = run(base + extra + ["--lb_log", "first.jsonl"], work)
         replay = run(base + extra + ["--lb_replay", "first.jsonl", "--lb_log", "replay.jsonl"],

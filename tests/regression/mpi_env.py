@@ -24,3 +24,18 @@ def result_differences(got, want, what):
         problems.append(f"field_digest {got.get('field_digest')} differs from "
                         f"{want.get('field_digest')} in {what}")
     return problems
+
+
+def failure_problems(run, status, text):
+    """Why a run that must fail did not fail as it should: exit `status`, `text` once on stderr,
+    no abort or signal banner, no raw control bytes, no flood. Empty when it did."""
+    problems = []
+    if run.returncode != status:
+        problems.append(f"exit status {run.returncode}, want {status}")
+    if run.stderr.count(text) != 1:
+        problems.append(f"stderr should hold {text!r} exactly once")
+    if any(b in run.stderr for b in ("MPI_ABORT", "Segmentation", "signal", "core dumped")):
+        problems.append("abort or signal banner")
+    if "\x1b" in run.stderr or len(run.stderr) > 2000:
+        problems.append(f"raw control bytes or {len(run.stderr)} bytes on stderr")
+    return problems

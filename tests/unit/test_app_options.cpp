@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gmock/gmock.h>
@@ -180,10 +181,41 @@ TEST(Options, RefineGhostsIsAnAlias) {
   EXPECT_TRUE(cfg({"--refine_ghosts"}).refine_ghost);
 }
 
-TEST(Options, LastScalarWins) {
-  const Config c = cfg({"--nx", "4", "--ny", "6", "--nx", "12"});
-  EXPECT_EQ(c.nx, 12);
-  EXPECT_EQ(c.ny, 6);
+TEST(Options, AnOptionGivenTwiceIsAnError) {
+  EXPECT_EQ(error_of({"--nx", "4", "--ny", "6", "--nx", "12"}),
+            "--nx is given twice on the command line; give it once (the command line may "
+            "override a deck's value, not its own)");
+  EXPECT_THAT(error_of({"--permute", "--permute"}), HasSubstr("--permute is given twice"));
+  // Options that add to a list may repeat.
+  EXPECT_EQ(cfg({"--slow_rank", "1:2", "--slow_rank", "2:3"}).slow_ranks.size(), 2u);
+}
+
+TEST(Options, MaxMemoryTakesBinarySuffixes) {
+  EXPECT_EQ(cfg({"--max_memory", "4096"}).max_memory, 4096.0);
+  EXPECT_EQ(cfg({"--max_memory", "512K"}).max_memory, 512.0 * 1024);
+  EXPECT_EQ(cfg({"--max_memory", "1.5g"}).max_memory, 1.5 * 1024 * 1024 * 1024);
+  EXPECT_EQ(cfg({"--max_memory", "2T"}).max_memory, 2.0 * 1024 * 1024 * 1024 * 1024);
+  for (const char* bad : {"0", "-1G", "G", "1GB", "1e400", "x"})
+    EXPECT_THAT(error_of({"--max_memory", bad}),
+                HasSubstr("--max_memory expects a positive size such as 512M or 8G"))
+        << bad;
+}
+
+TEST(Options, BlockSizesKeepIndexArithmeticInRange) {
+  EXPECT_EQ(error_of({"--nx", "65538"}), "--nx must be at most 65536 cells, got 65538");
+  EXPECT_THAT(error_of({"--nx", "1024", "--ny", "1024", "--nz", "1024", "--num_vars", "2"}),
+              HasSubstr("holds 2160091152 values with its ghosts; at most 2147483647"));
+  EXPECT_EQ(error_of({"--nx", "1024", "--ny", "1024", "--nz", "1018", "--num_vars", "2"}), "");
+}
+
+TEST(OptionErrors, EchoedTextIsEscapedAndCut) {
+  EXPECT_EQ(error_of({"--runtime", "a\x1b[2Jb\n"}),
+            "--runtime must be static or dynamic, got 'a\\x1b[2Jb\\x0a'");
+  const std::string msg = error_of({"--nx", std::string(5000, '7')});
+  EXPECT_LT(msg.size(), 150u) << msg;
+  EXPECT_THAT(msg, HasSubstr("... (5000 bytes)"));
+  // Well-formed UTF-8 is kept; broken UTF-8 is escaped.
+  EXPECT_THAT(error_of({"--runtime", "\xc3\xa9t\xe9"}), HasSubstr("got '\xc3\xa9t\\xe9'"));
 }
 
 TEST(Options, HelpWinsOverEverything) {
@@ -418,11 +450,11 @@ TEST_F(DeckTest, CommentsFlagsObjectsAndBlankLines) {
 
 TEST_F(DeckTest, FalseTurnsAFlagBackOff) {
   const Config c =
-      cfg({write("permute = true\npermute = false\nhilbert = true\nhilbert = false\n"
-                 "refine_ghosts = true\n")});
+      cfg({write("permute = false\nmorton = true\nhilbert = false\nrefine_ghosts = true\n")});
   EXPECT_FALSE(c.permute);
-  EXPECT_EQ(c.lb_method, LbMethod::kRcb);
+  EXPECT_EQ(c.lb_method, LbMethod::kMorton);  // hilbert = false undoes only its own choice
   EXPECT_TRUE(c.refine_ghost);
+  EXPECT_EQ(cfg({write("hilbert = true\n"), "--hilbert"}).lb_method, LbMethod::kHilbert);
 }
 
 TEST_F(DeckTest, CommandLineOverridesScalars) {
@@ -511,6 +543,27 @@ TEST_F(DeckTest, MissingOrUnreadableDeck) {
   const std::string missing = (dir_ / "nope.txt").string();
   EXPECT_THAT(error_of({missing}), HasSubstr("cannot read deck file '" + missing + "'"));
   EXPECT_THAT(error_of({dir_.string()}), HasSubstr("is a directory"));
+  EXPECT_THAT(error_of({"/dev/zero"}), HasSubstr("it is not a regular file"));
+  const std::string fifo = (dir_ / "fifo").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THAT(error_of({fifo}), HasSubstr("it is not a regular file"));  // and does not block
+  const std::string big = write(std::string(kMaxDeckBytes + 1, '#'), "big.txt");
+  EXPECT_THAT(error_of({big}), HasSubstr("it is larger than 1024 KiB"));
+  EXPECT_EQ(error_of({write(std::string(kMaxDeckBytes, '#'), "limit.txt")}), "");
+}
+
+TEST_F(DeckTest, ByteOrderMarkNulAndRepeatedKeys) {
+  EXPECT_EQ(cfg({write("\xEF\xBB\xBFnx = 4\n")}).nx, 4);
+  const std::string nul = write(std::string("nx = 4\n\n# x\0\n", 14));
+  EXPECT_EQ(error_of({nul}), nul + ":3: a NUL byte: a deck is a text file");
+  const std::string twice = write("nx = 4\n# again\nnx = 6\n");
+  EXPECT_EQ(error_of({twice}), twice + ":3: 'nx' is given twice in the deck (first on line 1)");
+  // The command line still overrides a deck's value, and a deck may list many objects.
+  EXPECT_EQ(cfg({write("nx = 4\n"), "--nx", "6"}).nx, 6);
+  const std::string objects = write(
+      "object = 2 0 0.5 0.5 0.5 0 0 0 0.1 0.1 0.1 0 0 0\n"
+      "object = 3 0 0.5 0.5 0.5 0 0 0 0.1 0.1 0.1 0 0 0\n");
+  EXPECT_EQ(cfg({objects}).objects.size(), 2u);
 }
 
 TEST_F(DeckTest, DeckPathOnlyFirst) {

@@ -1,0 +1,49 @@
+// Files that matter (results, plots, traces, logs) are never seen half-written: the text goes to
+// a fresh temporary name beside the target, is synced, and is renamed over the target only when
+// every write and the close succeeded. A run killed midway leaves the previous file intact.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace miniamr::io {
+
+// Why `path` cannot be written by an OutputFile, in words with the system's reason ("the folder
+// 'out' does not exist", "'results.yaml' is a directory", "permission denied"), or "" when it
+// can. Creates nothing.
+std::string unwritable_reason(const std::string& path);
+
+// One output file being written. Streams: put() may be called any number of times, so a large
+// file never has to be held in memory.
+class OutputFile {
+ public:
+  OutputFile() = default;
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  ~OutputFile() { discard(); }
+
+  // Creates the temporary file (O_EXCL, never through a symbolic link). False with error() set
+  // when the target cannot be written.
+  bool open(const std::string& path);
+  // Appends; a failed write (full disk, quota) is remembered and reported by commit().
+  void put(std::string_view text);
+  // fsync, close, rename. False with error() set when any step failed; the temporary file is
+  // removed and the target left as it was.
+  bool commit();
+  // The reason of the last failure, naming the file and the system's reason.
+  const std::string& error() const { return error_; }
+
+ private:
+  void fail(std::string_view what, int err);
+  void discard();
+
+  std::filesystem::path target_, temp_;
+  int fd_ = -1;
+  std::string error_;
+};
+
+// The whole text into `path` through an OutputFile. Returns "" on success, else the reason.
+std::string write_file_atomically(const std::string& path, std::string_view text);
+
+}  // namespace miniamr::io
