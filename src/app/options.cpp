@@ -340,8 +340,8 @@ std::optional<std::string_view> nearest_name(std::string_view name) {
   const std::string_view kind = where.deck ? "key" : "option";
   const auto near = nearest_name(bare);
   const std::string_view dashes = where.deck ? "" : "--";
-  const std::string hint = near ? fmt::format(" (did you mean '{}{}'?)", dashes, *near)
-                                : std::string(where.deck ? "" : " (see --help)");
+  const std::string hint =
+      near ? fmt::format(" (did you mean '{}{}'?)", dashes, *near) : std::string();
   throw UsageError(fmt::format("{}unknown {} {}{}", where.prefix, kind, shown(written), hint));
 }
 
@@ -364,12 +364,6 @@ const OptionSpec& lookup_cli(std::string_view word, const Where& where) {
   if (word.starts_with("--")) {
     if (const OptionSpec* spec = find_option(bare)) return *spec;
   }
-  const auto eq = bare.find('=');
-  if (eq != std::string_view::npos && find_option(bare.substr(0, eq)) != nullptr) {
-    throw UsageError(fmt::format("option {}: give the value as a separate word: '--{} {}'",
-                                 shown(word), bare.substr(0, eq),
-                                 io::printable(bare.substr(eq + 1))));
-  }
   throw_unknown(word, bare, where);
 }
 
@@ -391,13 +385,29 @@ void apply_cli(State& state, std::span<const std::string> args) {
   std::size_t i = 0;
   while (i < args.size()) {
     if (!is_option_word(args[i])) throw_stray(args, i);
-    const OptionSpec& spec = lookup_cli(args[i], where);
+    // "--nx=16", as GNU tools take it, is "--nx 16".
+    std::string_view word = args[i];
+    std::optional<std::string> joined;
+    if (const auto eq = word.find('='); word.starts_with("--") && eq != std::string_view::npos &&
+                                        find_option(word.substr(2, eq - 2))) {
+      joined = std::string(word.substr(eq + 1));
+      word = word.substr(0, eq);
+    }
+    const OptionSpec& spec = lookup_cli(word, where);
     if (!repeatable(spec.name) && !state.cli_seen.emplace(spec.name).second)
       throw UsageError(fmt::format(
           "--{} is given twice on the command line; give it once (the command line may override "
           "a deck's value, not its own)",
           spec.name));
     const std::size_t n = arity(spec);
+    if (joined) {
+      if (n > 1)
+        throw UsageError(
+            fmt::format("--{} takes {} values: give them as separate words", spec.name, n));
+      apply(state, spec, std::span(&*joined, 1), where);  // a flag takes =true or =false
+      ++i;
+      continue;
+    }
     for (std::size_t k = 1; k <= n; ++k) {
       // A value never starts with "--": "--nx --ny 4" is a missing value, not "--ny" read as 0.
       if (i + k >= args.size() || args[i + k].starts_with("--")) throw_missing(spec, k - 1, where);
@@ -657,6 +667,10 @@ ParsedOptions parse_options(std::span<const std::string> args, const DeckReader&
     parsed.help = true;  // help wins over everything else, even bad options
     return parsed;
   }
+  if (std::ranges::any_of(args, [](const std::string& a) { return a == "--version"; })) {
+    parsed.version = true;
+    return parsed;
+  }
   State state;
   if (!args.empty() && !args[0].starts_with('-')) {
     apply_deck(state, read(args[0]));
@@ -690,6 +704,8 @@ std::string help_text() {
                         spec.fallback);
   }
   text += fmt::format("  {:<{}} {}\n", "--help, -h", kHeadWidth, "print this text and exit");
+  text += fmt::format("  {:<{}} {}\n", "--version", kHeadWidth,
+                      "print the version, git revision, compiler and libraries, and exit");
   text +=
       "\n"
       "object types: 0 box surface, 1 solid box, 2 spheroid surface, 3 solid spheroid,\n"

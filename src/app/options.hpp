@@ -16,6 +16,7 @@ namespace miniamr::app {
 struct ParsedOptions {
   Config config;
   bool help = false;                  // --help / -h seen: caller prints help_text() and exits 0
+  bool version = false;               // --version seen (and no --help): print version_text()
   std::vector<std::string> warnings;  // non-fatal notes to print on rank 0
 };
 

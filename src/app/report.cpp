@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "app/build_info.hpp"
 #include "app/errors.hpp"
 #include "app/objects.hpp"
 #include "runtime/static_runtime.hpp"
@@ -219,7 +220,7 @@ std::string results_yaml(const Report& r) {
     kv(k + "_max", s.max);
   };
   kv("program", "miniamr");
-  kv("version", "0.1.0");
+  kv("version", build_info().version);
   kv("compatible_with", "Mantevo miniAMR 1.7.0");
   kv("runtime", r.runtime_name);
   kv("ranks", r.ranks);

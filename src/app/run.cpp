@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "app/build_info.hpp"
 #include "app/collective_error.hpp"
 #include "app/deck.hpp"
 #include "app/errors.hpp"
@@ -117,8 +118,8 @@ int run_checked(const std::vector<std::string>& args, bool root) {
     return parse_deck(text_from_root(MPI_COMM_WORLD, [&] { return read_deck_text(path); }), path);
   };
   const ParsedOptions parsed = parse_options(args, read_on_root);
-  if (parsed.help) {
-    if (root) fmt::print("{}", help_text());
+  if (parsed.help || parsed.version) {
+    if (root) fmt::print("{}", parsed.help ? help_text() : version_text());
     return 0;
   }
   const Config& config = parsed.config;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "stencil/stencil_kernels.hpp"
@@ -215,6 +216,12 @@ void finalize() {
 
 bool available() {
   return Kokkos::is_initialized();
+}
+
+std::string version() {
+  return std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) +
+         "." + std::to_string(KOKKOS_VERSION % 100) + " (" + Kokkos::DefaultExecutionSpace::name() +
+         ")";
 }
 
 const char* execution_space_name() {

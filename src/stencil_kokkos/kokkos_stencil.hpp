@@ -16,6 +16,8 @@
 // the execution space), so calling from several host threads is safe but gains nothing.
 #pragma once
 
+#include <string>
+
 #include "stencil/block.hpp"
 
 namespace miniamr::stencil_kokkos {
@@ -30,6 +32,9 @@ void finalize();
 
 // True between initialize() and finalize(): the stencils below may be called.
 bool available();
+
+// The Kokkos this back end was built with, e.g. "3.4.1 (Serial)".
+std::string version();
 
 // Name of the execution space the kernels run on ("Serial", "OpenMP", "Cuda", ...).
 const char* execution_space_name();

@@ -6,6 +6,7 @@ failure), no crash, no hang and no results file. Runs every case on 2 ranks.
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -155,7 +156,17 @@ def main():
             print(f"FAIL --help: exit {run.returncode}\n{run.stdout[:500]}")
         else:
             print("ok   --help -> 0")
-    print(f"{len(CASES) + 1 - failures} passed, {failures} failed")
+        # --version: one version, the git revision and the libraries, on rank 0 only.
+        run = subprocess.run(["mpirun", "-q", "-np", "2", "--oversubscribe",
+                              os.path.abspath(a.miniamr), "--version"], cwd=work, env=env,
+                             capture_output=True, text=True, timeout=120)
+        if (run.returncode != 0 or not re.match(r"miniamr \d+\.\d+\.\d+ \(git \S+\)\n", run.stdout)
+                or run.stdout.count("miniamr ") != 1 or "MPI: " not in run.stdout):
+            failures += 1
+            print(f"FAIL --version: exit {run.returncode}\n{run.stdout[:500]}")
+        else:
+            print("ok   --version -> 0")
+    print(f"{len(CASES) + 2 - failures} passed, {failures} failed")
     return 1 if failures else 0
 
 
