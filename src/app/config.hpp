@@ -24,6 +24,10 @@ enum class LbMethod { kRcb = 0, kMorton = 1, kHilbert = 2, kTruncHilbert = 3 };
 // What a block weighs when the curve is cut into equal shares.
 enum class LbWeight { kBlocks = 0, kModel = 1, kMeasured = 2 };
 
+// What rank 0 prints while running: quiet (errors and the summary line), normal (a progress line
+// per step, the block table when the mesh changed), verbose (the reference's detailed output).
+enum class Verbosity { kQuiet, kNormal, kVerbose };
+
 struct Config {
   // Block and root grid.
   int nx = 10, ny = 10, nz = 10;
@@ -101,6 +105,8 @@ struct Config {
   std::string trace_path;       // Chrome trace JSON ("" = none)
   std::string dump_graph_path;  // Graphviz DOT of the first timestep's graph ("" = none)
   int report_perf = 12;         // bit mask: 1 results.yaml, 2 results.txt, 4 end report, 8 progress
+  Verbosity verbosity = Verbosity::kNormal;
+  int progress_every = 1;  // timesteps between progress lines
   int plot_freq = 0;
 
   std::vector<Object> objects;

@@ -44,6 +44,7 @@ struct State {
   bool num_objects_from_cli = false;
   bool cli_objects_seen = false;  // the first --object on the command line drops the deck's
   bool in_cli = false;
+  bool quiet = false, verbose = false;
   // Where each option was first given, so a repeated one is an error rather than a silent
   // replacement: the deck line of each key, and the options seen on the command line.
   std::map<std::string, int, std::less<>> deck_lines;
@@ -138,6 +139,9 @@ constexpr std::array kOptions{
   OptionSpec{"error_tol", IntSetter{[](State& s, int v) { s.config.error_tol = v; }}, "E", "8", "checksum relative tolerance is 10^-E"},
   OptionSpec{"report_diffusion", FlagSetter{[](State& s, bool on) { s.config.report_diffusion = on; }}, "", "off", "print every checksum"},
   OptionSpec{"report_perf", IntSetter{[](State& s, int v) { s.config.report_perf = v; }}, "M", "12", "bits: 1 results.yaml, 2 results.txt, 4 report, 8 progress"},
+  OptionSpec{"quiet", FlagSetter{[](State& s, bool on) { s.quiet = on; }}, "", "off", "print only errors and the summary line"},
+  OptionSpec{"verbose", FlagSetter{[](State& s, bool on) { s.verbose = on; }}, "", "off", "print the reference's detailed output (every block table, timestep, balance)"},
+  OptionSpec{"progress_every", IntSetter{[](State& s, int v) { s.config.progress_every = v; }}, "N", "1", "a progress line every N timesteps"},
   OptionSpec{"plot_freq", IntSetter{[](State& s, int v) { s.config.plot_freq = v; }}, "N", "0", "plot at timestep 0 and every N timesteps (0 = never)"},
   OptionSpec{"code", IntSetter{[](State& s, int v) { s.config.code = v; }}, "N", "0", "ghosts: 0 minimal, 1 whole planes, 2 sender-side levels"},
   OptionSpec{"permute", FlagSetter{[](State& s, bool on) { s.config.permute = on; }}, "", "off", "cycle the x/y/z exchange order by stage"},
@@ -603,6 +607,7 @@ void check_time_loop(const Config& c) {
   check_at_least("checksum_freq", c.checksum_freq, 0);
   check_at_least("error_tol", c.error_tol, 0);
   check_at_least("plot_freq", c.plot_freq, 0);
+  check_at_least("progress_every", c.progress_every, 1);
   check_range("report_perf", c.report_perf, 0, 15);
 }
 
@@ -679,6 +684,10 @@ ParsedOptions parse_options(std::span<const std::string> args, const DeckReader&
   }
   apply_cli(state, args);
   check_object_count(state);
+  if (state.quiet && state.verbose) fail("--quiet and --verbose contradict each other: give one");
+  state.config.verbosity = state.quiet     ? Verbosity::kQuiet
+                           : state.verbose ? Verbosity::kVerbose
+                                           : Verbosity::kNormal;
   validate_config(state.config);
   parsed.config = std::move(state.config);
   parsed.warnings = config_warnings(parsed.config);

@@ -198,7 +198,7 @@ int run_checked(const std::vector<std::string>& args, bool root) {
     rt = std::make_unique<runtime::StaticRuntime>(MPI_COMM_WORLD, options);
   runtime::Trace trace = config.trace_path.empty() ? runtime::Trace() : runtime::Trace(threads);
   rt->set_trace(&trace);
-  if (root) {
+  if (root && config.verbosity != Verbosity::kQuiet) {
     for (const auto& w : parsed.warnings) fmt::print("{}\n", w);
     for (const auto& n : substitution_notes(config, rt->comm().size())) fmt::print("{}\n", n);
   }
@@ -207,7 +207,12 @@ int run_checked(const std::vector<std::string>& args, bool root) {
   const Report report = gather_report(config, sim, *rt);
   // The report reaches stdout (and whatever file it goes to) before any file is written, so a
   // file that fails cannot take the final checksums with it.
-  if (root && (config.report_perf & 4)) print_report(stdout, report);
+  if (root && (config.report_perf & 4)) {
+    if (config.verbosity == Verbosity::kQuiet)
+      fmt::print("{}\n", summary_line(report));
+    else
+      print_report(stdout, report);
+  }
   std::fflush(stdout);
   if (!config.trace_path.empty())
     if (const std::string why = trace.write(rt->comm(), config.trace_path); !why.empty())
@@ -250,6 +255,8 @@ int run(int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const bool root = rank == 0;
+  // Progress must reach a pipe (tee, a batch system's log) as it happens, not in bursts.
+  if (root) std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const std::vector<std::string> args(argv + 1, argv + argc);
   int status = 0;
   try {

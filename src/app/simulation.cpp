@@ -12,6 +12,7 @@
 #include "app/collective_error.hpp"
 #include "app/errors.hpp"
 #include "app/objects.hpp"
+#include "app/progress.hpp"
 #include "app/root_io.hpp"
 #include "octree/refine.hpp"
 #include "runtime/exact_reduce.hpp"
@@ -113,8 +114,13 @@ std::vector<std::int64_t> Simulation::level_counts() const {
   return counts;
 }
 
-void Simulation::print_level_table(int ts, const std::vector<std::int64_t>& counts) const {
-  if (!out_ || !(config_.report_perf & 8)) return;
+void Simulation::print_level_table(int ts, const std::vector<std::int64_t>& counts) {
+  if (!out_ || !(config_.report_perf & 8) || config_.verbosity == Verbosity::kQuiet) return;
+  // The reference prints the table after every refinement step; a normal run only when the
+  // mesh changed.
+  const bool changed = counts != printed_counts_;
+  printed_counts_ = counts;
+  if (config_.verbosity == Verbosity::kNormal && !changed) return;
   std::int64_t total = 0;
   for (std::size_t l = 0; l < counts.size(); ++l) {
     fmt::print(out_, "Number of blocks at level {} at timestep {} is {}\n", l, ts, counts[l]);
@@ -280,7 +286,7 @@ void Simulation::maybe_rebalance(bool report) {
   const auto loads = runtime_.comm().allgather(std::int64_t(domain_.leaves.size()));
   if (!sfc::needs_balance(loads, config_.inbalance)) return;
   auto line = [&](const char* when, std::span<const std::int64_t> l) {
-    if (!report || !out_ || !(config_.report_perf & 8)) return;
+    if (!report || !verbose_output()) return;
     const auto [lo, hi] = std::minmax_element(l.begin(), l.end());
     std::int64_t sum = 0;
     for (auto x : l) sum += x;
@@ -302,7 +308,7 @@ void Simulation::print_comm_partners() const {
                                      double(mine.axis[2]), double(mine.total), double(mine.unique)};
   std::array<runtime::Spread, 5> spreads;
   for (std::size_t i = 0; i < 5; ++i) spreads[i] = runtime::spread(runtime_.comm(), values[i]);
-  if (!out_ || !(config_.report_perf & 8)) return;
+  if (!verbose_output()) return;
   const char* names[5] = {"x", "y", "z", "total", "unique"};
   for (std::size_t i = 0; i < 5; ++i)
     fmt::print(out_, "comm partners {} ave {:6.2f} min {} max {}\n", names[i], spreads[i].avg,
@@ -451,16 +457,20 @@ void Simulation::run() {
   init_mesh();
   auto& timers = runtime_.timers();
   const auto t0 = std::chrono::steady_clock::now();
+  Progress progress(out_, config_);
   const int R = config_.num_refine;
 
   if (R > 0 || config_.uniform_refine != 0) refine_step(0, R);
   if (config_.plot_freq > 0) write_plot(0);
 
   double t = 0.0;
+  const double updates_per_block =
+      double(domain_.shape.interior_cells()) * config_.num_vars * config_.stages_per_ts;
+  progress.start();
   for (int ts = 1;; ++ts) {
     timestep_ = ts;
-    if (out_ && (config_.report_perf & 8))
-      fmt::print(out_, "Timestep {} time {:f} delta {:f}\n", ts, t, delta);
+    const std::int64_t stage_blocks = global_blocks_;  // refinement comes after the stages
+    if (verbose_output()) fmt::print(out_, "Timestep {} time {:f} delta {:f}\n", ts, t, delta);
     if (ts == 1 && !config_.dump_graph_path.empty()) write_graph();
     timestep_stages();
     if (adapting()) {
@@ -480,6 +490,7 @@ void Simulation::run() {
     stats_.sim_time = t;
     if (use_time && !use_steps)
       delta = checked_time_step(objects_, grid, R, config_.block_cells(), ts);
+    progress.step(ts, t, global_blocks_, double(stage_blocks) * updates_per_block);
     const bool steps_done = use_steps && ts >= config_.num_tsteps;
     const bool time_done = use_time && t >= config_.time;
     if (steps_done || time_done) break;

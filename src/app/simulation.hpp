@@ -87,7 +87,10 @@ class Simulation {
   std::uint64_t field_digest() const;
   void check_sums(const std::vector<double>& sums);
   std::vector<std::int64_t> level_counts() const;
-  void print_level_table(int ts, const std::vector<std::int64_t>& counts) const;
+  void print_level_table(int ts, const std::vector<std::int64_t>& counts);
+  bool verbose_output() const {
+    return out_ != nullptr && (config_.report_perf & 8) && config_.verbosity == Verbosity::kVerbose;
+  }
   void write_plot(int ts) const;
   bool adapting() const { return config_.num_refine > 0 && config_.uniform_refine == 0; }
 
@@ -96,6 +99,7 @@ class Simulation {
   std::FILE* out_;
   runtime::Trace* trace_;
   MemoryBudget budget_;
+  std::vector<std::int64_t> printed_counts_;  // the block table last printed
   runtime::Domain domain_;
   std::vector<Object> objects_;
   stencil::VariableCoeffs coeffs_;

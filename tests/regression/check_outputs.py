@@ -23,7 +23,8 @@ def main():
     problems = []
     with tempfile.TemporaryDirectory() as work:
         run = subprocess.run(["mpirun", "-np", "2", "--oversubscribe", os.path.abspath(a.miniamr),
-                              os.path.abspath(a.deck), "--report_perf", "14", "--plot_freq", "25"],
+                              os.path.abspath(a.deck), "--report_perf", "14", "--plot_freq", "25",
+                              "--verbose"],
                              cwd=work, env=env, capture_output=True, text=True, timeout=300)
         if run.returncode != 0:
             print(run.stdout[-2000:], run.stderr[-2000:])

@@ -50,6 +50,8 @@ def main():
     if a.deck:
         cmd.append(os.path.abspath(a.deck))
     cmd += [x for x in a.extra if x != "--"]
+    if a.table or a.expect_blocks:
+        cmd.append("--verbose")  # the reference's table after every refinement step
     with tempfile.TemporaryDirectory() as work:
         run = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=600)
         failures = []

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Rank 0's progress reaches a pipe while the run goes on, in the documented shape, and
+--progress_every, --quiet and --verbose change what is printed.
+
+  check_progress.py --miniamr BIN --deck DECK
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+from mpi_env import mpi_env
+
+LINE = re.compile(r"^step (\d+)/(\d+)  t=\S+  wall \S+ s  \S+ s/step  \S+ cell-updates/s  "
+                  r"blocks (\d+)  ETA \S+")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--miniamr", required=True)
+    ap.add_argument("--deck", required=True)
+    a = ap.parse_args()
+    env = mpi_env()
+    base = ["mpirun", "-q", "-np", "2", os.path.abspath(a.miniamr), os.path.abspath(a.deck)]
+    failures = []
+    with tempfile.TemporaryDirectory() as work:
+        # Through a pipe, as under tee or a batch system: lines must arrive one by one.
+        start = time.monotonic()
+        proc = subprocess.Popen(base + ["--num_tsteps", "60", "--stages_per_ts", "16",
+                                           "--num_vars", "2"], cwd=work,
+                                env=env, stdout=subprocess.PIPE, text=True, bufsize=1)
+        arrivals = []
+        for line in proc.stdout:
+            if LINE.match(line):
+                arrivals.append((time.monotonic() - start, line.rstrip()))
+        proc.wait(timeout=300)
+        end = time.monotonic() - start
+        steps = [int(LINE.match(l).group(1)) for _, l in arrivals]
+        if proc.returncode != 0:
+            failures.append(f"the piped run failed: exit {proc.returncode}")
+        elif steps != list(range(1, 61)):
+            failures.append(f"progress lines for steps {steps[:5]}..., want 1..60")
+        else:
+            # The run spends most of its time after the mesh has grown (late steps): the first
+            # half of the lines must have arrived before the run was half over in wall time.
+            half = arrivals[29][0]
+            spread = arrivals[-1][0] - arrivals[0][0]
+            if spread < 0.2 or half > arrivals[-1][0] - 0.2 * spread:
+                failures.append(f"lines arrived in a burst: step 30 at {half:.2f} s, step 60 at "
+                                f"{arrivals[-1][0]:.2f} s, exit at {end:.2f} s")
+            print(f"ok   piped progress: step 1 at {arrivals[0][0]:.2f} s, step 30 at "
+                  f"{half:.2f} s, step 60 at {arrivals[-1][0]:.2f} s, exit at {end:.2f} s")
+            print(f"     {arrivals[-1][1]}")
+
+        def out(extra):
+            p = subprocess.run(base + ["--num_tsteps", "12"] + extra, cwd=work, env=env,
+                               capture_output=True, text=True, timeout=300)
+            if p.returncode != 0:
+                failures.append(f"{extra}: exit {p.returncode}\n{p.stderr[-500:]}")
+            return p.stdout.splitlines()
+
+        every = [int(LINE.match(l).group(1)) for l in out(["--progress_every", "5"])
+                 if LINE.match(l)]
+        if every != [5, 10, 12]:
+            failures.append(f"--progress_every 5 printed steps {every}, want [5, 10, 12]")
+        quiet = out(["--quiet"])
+        if len(quiet) != 1 or not quiet[0].startswith("Summary: ranks 2 ts 12"):
+            failures.append(f"--quiet printed {quiet[:5]}")
+        verbose = out(["--verbose"])
+        if sum(l.startswith("Timestep ") for l in verbose) != 12 or any(LINE.match(l)
+                                                                        for l in verbose):
+            failures.append("--verbose must print the reference's 12 Timestep lines and no "
+                            "progress lines")
+        normal = out([])
+        tables = sum(l.startswith("Total number of blocks") for l in normal)
+        all_tables = sum(l.startswith("Total number of blocks") for l in verbose)
+        if not 1 <= tables < all_tables:
+            failures.append(f"block tables: {tables} in a normal run (only when the mesh "
+                            f"changed), {all_tables} with --verbose")
+    for f in failures:
+        print(f"FAIL {f}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
