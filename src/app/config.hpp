@@ -113,6 +113,18 @@ struct Config {
 
   // Where the run came from (for the report); empty when no deck was given.
   std::string deck_path;
+  std::vector<std::string> command_line;  // argv, for the results' provenance
+
+  // The results file: --results PATH (always written), else results.yaml with --report_perf 1;
+  // its format from --results_format, else from the name (.json), else YAML.
+  std::string results_path;
+  std::string results_format;
+  bool results_wanted() const { return !results_path.empty() || (report_perf & 1); }
+  std::string results_file() const { return results_path.empty() ? "results.yaml" : results_path; }
+  bool results_json() const {
+    return results_format == "json" ||
+           (results_format.empty() && results_file().ends_with(".json"));
+  }
 
   // --hilbert and --trunc_hilbert: ranks own ranges of a Hilbert curve instead of Morton.
   bool hilbert_ownership() const {

@@ -139,6 +139,8 @@ constexpr std::array kOptions{
   OptionSpec{"error_tol", IntSetter{[](State& s, int v) { s.config.error_tol = v; }}, "E", "8", "checksum relative tolerance is 10^-E"},
   OptionSpec{"report_diffusion", FlagSetter{[](State& s, bool on) { s.config.report_diffusion = on; }}, "", "off", "print every checksum"},
   OptionSpec{"report_perf", IntSetter{[](State& s, int v) { s.config.report_perf = v; }}, "M", "12", "bits: 1 results.yaml, 2 results.txt, 4 report, 8 progress"},
+  OptionSpec{"results", TextSetter{[](State& s, const std::string& v) { s.config.results_path = v; }}, "FILE", "results.yaml with --report_perf 1", "write the results file here (always)"},
+  OptionSpec{"results_format", TextSetter{[](State& s, const std::string& v) { s.config.results_format = v; }}, "yaml|json", "from the file name", "format of the results file"},
   OptionSpec{"quiet", FlagSetter{[](State& s, bool on) { s.quiet = on; }}, "", "off", "print only errors and the summary line"},
   OptionSpec{"verbose", FlagSetter{[](State& s, bool on) { s.verbose = on; }}, "", "off", "print the reference's detailed output (every block table, timestep, balance)"},
   OptionSpec{"progress_every", IntSetter{[](State& s, int v) { s.config.progress_every = v; }}, "N", "1", "a progress line every N timesteps"},
@@ -608,6 +610,8 @@ void check_time_loop(const Config& c) {
   check_at_least("error_tol", c.error_tol, 0);
   check_at_least("plot_freq", c.plot_freq, 0);
   check_at_least("progress_every", c.progress_every, 1);
+  if (!c.results_format.empty() && c.results_format != "yaml" && c.results_format != "json")
+    fail(fmt::format("--results_format must be yaml or json, got {}", shown(c.results_format)));
   check_range("report_perf", c.report_perf, 0, 15);
 }
 

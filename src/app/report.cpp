@@ -1,8 +1,11 @@
 #include "app/report.hpp"
 
-#include <array>
-
 #include <sys/resource.h>
+#include <unistd.h>
+
+#include <array>
+#include <charconv>
+#include <ctime>
 
 #include <cmath>
 #include <cstdlib>
@@ -11,10 +14,12 @@
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include "app/build_info.hpp"
 #include "app/errors.hpp"
 #include "app/objects.hpp"
+#include "io/printable.hpp"
 #include "runtime/static_runtime.hpp"
 
 namespace miniamr::app {
@@ -78,6 +83,20 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
   r.config = config;
   r.final_objects = sim.objects();
   r.runtime_name = rt.name();
+  if (comm.is_root()) {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    r.host = host;
+    const std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    ::gmtime_r(&now, &utc);
+    char date[32];
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    r.date_utc = date;
+    for (const char* id : {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "COBALT_JOBID"})
+      if (const char* v = std::getenv(id); v != nullptr && r.batch_job.empty())
+        r.batch_job = fmt::format("{}={}", id, v);
+  }
   r.ranks = comm.size();
   r.threads = rt.threads();
   const runtime::KernelCalls calls = rt.kernels().calls();
@@ -102,6 +121,8 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
     r.busy_per_rank = gather(busy);
     r.comm_per_rank = gather(comm_s);
     r.idle_per_rank = gather(idle);
+    r.blocks_per_rank = gather(double(sim.domain().leaves.size()));
+    r.peak_rss_per_rank = gather(peak_rss_bytes());
   }
   r.max_blocks = comm.max(sim.stats().max_blocks_rank);
   r.total = runtime::spread(comm, t.get(Phase::kTotal));
@@ -219,8 +240,26 @@ std::string results_yaml(const Report& r) {
     kv(k + "_min", s.min);
     kv(k + "_max", s.max);
   };
+  kv("schema_version", kResultsSchemaVersion);
   kv("program", "miniamr");
   kv("version", build_info().version);
+  {
+    const BuildInfo b = build_info();
+    std::string command = "miniamr";
+    for (const std::string& a : c.command_line) command += " " + io::shell_quoted(a);
+    y << YAML::Key << "provenance" << YAML::Value << YAML::BeginMap;
+    kv("command_line", command);
+    kv("deck", c.deck_path);
+    kv("git_revision", b.git_revision);
+    kv("compiler", b.compiler);
+    kv("mpi_library", b.mpi_library);
+    kv("tbb", b.tbb);
+    kv("kokkos", b.kokkos);
+    kv("host", r.host);
+    kv("date_utc", r.date_utc);
+    kv("batch_job", r.batch_job);
+    y << YAML::EndMap;
+  }
   kv("compatible_with", "Mantevo miniAMR 1.7.0");
   kv("runtime", r.runtime_name);
   kv("ranks", r.ranks);
@@ -228,6 +267,13 @@ std::string results_yaml(const Report& r) {
   y << YAML::Key << "busy_per_rank" << YAML::Value << YAML::Flow << r.busy_per_rank;
   y << YAML::Key << "comm_per_rank" << YAML::Value << YAML::Flow << r.comm_per_rank;
   y << YAML::Key << "idle_per_rank" << YAML::Value << YAML::Flow << r.idle_per_rank;
+  y << YAML::Key << "per_rank" << YAML::Value << YAML::BeginMap;
+  y << YAML::Key << "blocks" << YAML::Value << YAML::Flow << r.blocks_per_rank;
+  y << YAML::Key << "compute_s" << YAML::Value << YAML::Flow << r.busy_per_rank;
+  y << YAML::Key << "comm_s" << YAML::Value << YAML::Flow << r.comm_per_rank;
+  y << YAML::Key << "idle_s" << YAML::Value << YAML::Flow << r.idle_per_rank;
+  y << YAML::Key << "peak_rss_bytes" << YAML::Value << YAML::Flow << r.peak_rss_per_rank;
+  y << YAML::EndMap;
   if (r.balanced_dynamically) {
     kv("lb_strategy", c.lb);
     kv("lb_decisions_taken", r.balance.decisions_taken);
@@ -353,9 +399,53 @@ std::string results_yaml(const Report& r) {
   y << YAML::EndMap;
   y << YAML::Key << "initial_checksums" << YAML::Value << YAML::Flow << r.stats.initial_checksums;
   y << YAML::Key << "final_checksums" << YAML::Value << YAML::Flow << r.stats.final_checksums;
-  kv("field_digest", fmt::format("{:016x}", r.stats.field_digest));
+  // Quoted: a digest of only decimal digits must still read back as text.
+  y << YAML::Key << "field_digest" << YAML::Value << YAML::DoubleQuoted
+    << fmt::format("{:016x}", r.stats.field_digest);
   y << YAML::EndMap;
   return std::string(y.c_str()) + "\n";
+}
+
+namespace {
+
+// A YAML scalar as JSON: integers, reals and booleans as such (yaml-cpp writes doubles with 17
+// significant digits, and nlohmann-json writes them back exactly), everything else as text.
+nlohmann::ordered_json json_of(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Sequence: {
+      nlohmann::ordered_json a = nlohmann::ordered_json::array();
+      for (const auto& e : n) a.push_back(json_of(e));
+      return a;
+    }
+    case YAML::NodeType::Map: {
+      nlohmann::ordered_json o = nlohmann::ordered_json::object();
+      for (const auto& e : n) o[e.first.as<std::string>()] = json_of(e.second);
+      return o;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string& text = n.Scalar();
+      if (n.Tag() == "!") return text;  // quoted in the YAML: a string
+      std::int64_t i = 0;
+      if (auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), i);
+          ec == std::errc{} && end == text.data() + text.size())
+        return i;
+      double d = 0;
+      if (auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+          ec == std::errc{} && end == text.data() + text.size())
+        return d;
+      if (text == "true" || text == "false") return text == "true";
+      return text;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+std::string results_json(const Report& report) {
+  // One source of keys: the YAML document, converted.
+  return json_of(YAML::Load(results_yaml(report))).dump(1) + "\n";
 }
 
 std::string results_txt(const Report& report) {

@@ -27,6 +27,9 @@ struct Report {
   // Per rank, seconds: busy in stage work, in halo communication (dynamic: waiting for work),
   // and the rest of the time loop outside stages, refinement and balancing.
   std::vector<double> busy_per_rank, comm_per_rank, idle_per_rank;
+  std::vector<double> blocks_per_rank, peak_rss_per_rank;  // final blocks; bytes
+  // Where and when the run happened (rank 0's view).
+  std::string host, date_utc, batch_job;
   std::int64_t max_blocks = 0;  // peak blocks on any rank
   // min / avg / max over ranks of each phase, seconds.
   runtime::Spread total, compute, communicate, checksum, refine, load_balance, init;
@@ -46,8 +49,13 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
 // The end report; stdout gets the Summary line too, results.txt does not (as the reference).
 void print_report(std::FILE* out, const Report& report, bool with_summary = true);
 std::string summary_line(const Report& report);
-// The texts of results.yaml and results.txt (run.cpp writes them through write_on_root).
+// The results file's schema: raised when a key changes meaning or goes away.
+constexpr int kResultsSchemaVersion = 1;
+
+// The texts of results.yaml (or its JSON form) and results.txt (run.cpp writes them through
+// write_on_root).
 std::string results_yaml(const Report& report);
+std::string results_json(const Report& report);
 std::string results_txt(const Report& report);
 
 }  // namespace miniamr::app

@@ -82,7 +82,9 @@ void check_output_paths(const Config& config, MPI_Comm comm, bool root) {
                                    std::pair{"--dump_graph", &config.dump_graph_path},
                                    std::pair{"--lb_log", &config.lb_log_path}})
     if (!path->empty()) outputs.emplace_back(what, *path);
-  if (config.report_perf & 1) outputs.emplace_back("--report_perf 1", "results.yaml");
+  if (config.results_wanted())
+    outputs.emplace_back(config.results_path.empty() ? "--report_perf 1" : "--results",
+                         config.results_file());
   if (config.report_perf & 2) outputs.emplace_back("--report_perf 2", "results.txt");
   if (config.plot_freq > 0) outputs.emplace_back("--plot_freq", plot_file_name(config, 0));
   all_or_none(comm, "checking the output files", [&] {
@@ -117,7 +119,8 @@ int run_checked(const std::vector<std::string>& args, bool root) {
   const auto read_on_root = [](const std::string& path) {
     return parse_deck(text_from_root(MPI_COMM_WORLD, [&] { return read_deck_text(path); }), path);
   };
-  const ParsedOptions parsed = parse_options(args, read_on_root);
+  ParsedOptions parsed = parse_options(args, read_on_root);
+  parsed.config.command_line = args;
   if (parsed.help || parsed.version) {
     if (root) fmt::print("{}", parsed.help ? help_text() : version_text());
     return 0;
@@ -219,8 +222,11 @@ int run_checked(const std::vector<std::string>& args, bool root) {
       throw RunError(
           fmt::format("cannot write --trace file {}: {}", io::shown(config.trace_path, 200), why));
   const MPI_Comm comm = rt->comm().get();
-  if (config.report_perf & 1)
-    write_on_root(comm, "results.yaml", root ? results_yaml(report) : "", "results file");
+  if (config.results_wanted()) {
+    std::string text;
+    if (root) text = config.results_json() ? results_json(report) : results_yaml(report);
+    write_on_root(comm, config.results_file(), text, "results file");
+  }
   if (config.report_perf & 2)
     write_on_root(comm, "results.txt", root ? results_txt(report) : "", "results file");
   return 0;

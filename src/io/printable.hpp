@@ -20,4 +20,7 @@ std::string shown(std::string_view text, std::size_t max_bytes = 60);
 // The same escaping for a whole message, without quotes or cutting (newlines kept).
 std::string printable(std::string_view text);
 
+// `word` as one POSIX shell word: unchanged when it needs no quoting, else in single quotes.
+std::string shell_quoted(std::string_view word);
+
 }  // namespace miniamr::io
