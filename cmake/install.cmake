@@ -1,0 +1,38 @@
+# `cmake --install build --prefix P` gives a working prefix: the program, its tools, the decks,
+# the documentation and a man page generated from --help.
+include(GNUInstallDirs)
+
+install(TARGETS miniamr RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/miniamr-study DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/plot_results.py DESTINATION ${CMAKE_INSTALL_BINDIR}
+        RENAME miniamr-plot)
+# The study tool's modules beside it, where tools/miniamr-study looks for them.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/tools/miniamr_study DESTINATION ${CMAKE_INSTALL_BINDIR}
+        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/inputs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/miniamr/inputs
+        FILES_MATCHING PATTERN "*.deck")
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE
+              ${PROJECT_SOURCE_DIR}/CITATION.cff DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
+# The man page is --help and --version as help2man formats them (Debian's help2man).
+find_program(HELP2MAN help2man)
+if(HELP2MAN)
+  set(man_page ${PROJECT_BINARY_DIR}/miniamr.1)
+  add_custom_command(
+    OUTPUT ${man_page}
+    COMMAND ${CMAKE_COMMAND} -E env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+            ${HELP2MAN} --no-info --no-discard-stderr
+            --name "octree block-AMR mini-app with a static and a dynamic task runtime"
+            --output ${man_page} $<TARGET_FILE:miniamr>
+    DEPENDS miniamr
+    COMMENT "Man page from miniamr --help")
+  add_custom_target(miniamr_man ALL DEPENDS ${man_page})
+  install(FILES ${man_page} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+endif()
+
+# The citation file states the version too: it must be project(VERSION)'s.
+file(READ ${PROJECT_SOURCE_DIR}/CITATION.cff citation)
+string(REGEX MATCH "\nversion: ([0-9.]+)" _ "${citation}")
+if(NOT CMAKE_MATCH_1 STREQUAL PROJECT_VERSION)
+  message(FATAL_ERROR "CITATION.cff says version ${CMAKE_MATCH_1}, CMakeLists.txt ${PROJECT_VERSION}")
+endif()
