@@ -2,7 +2,8 @@
 # Installs what is missing from Debian 12 (as root, with apt), builds miniamr, then either runs
 # the default scenario (`run`) or the whole test suite (`test`).
 #   bash tools/bootstrap.sh run     # build + expanding sphere on 2 ranks
-#   bash tools/bootstrap.sh test    # build + every test (unit, regression decks, MPI, style)
+#   bash tools/bootstrap.sh test    # build + every test (unit, regression decks, MPI, style),
+#                                   # then the sanitizer stage (FUZZ_SECONDS=60 adds libFuzzer)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,6 +38,9 @@ if [[ $mode == run ]]; then
   mpirun -np 2 ../build/miniamr ../inputs/expanding_sphere.deck --report_perf 13
   echo "results written to $(pwd)/results.yaml"
 else
-  cd build
-  ctest --output-on-failure -j "$jobs"
+  (cd build && ctest --output-on-failure -j "$jobs")
+  # The sanitizer stage: ASan + UBSan build of the unit tests, the 1-2 rank decks and the
+  # parser's fuzz driver. libFuzzer (clang) runs for FUZZ_SECONDS when asked (0 by default,
+  # which keeps CI within its time; the GCC fuzz driver runs in both ctest passes).
+  bash tools/sanitize_and_fuzz.sh "${FUZZ_SECONDS:-0}"
 fi
