@@ -1,0 +1,266 @@
+"""runs.csv (one row per run, written as it comes), summary.csv and the field_digest check."""
+import csv
+import os
+import re
+import statistics
+
+import yaml
+
+RUN_COLUMNS = ["study", "deck", "point", "variant", "runtime", "ranks", "threads", "rep",
+               "status", "error", "wall_s", "total_time_ave", "T_comp", "T_comm", "T_ref", "T_lb",
+               "T_checksum", "blocks_ts_ave", "cell_var_updates", "cell_var_updates_per_s",
+               "effective_bandwidth_gbs", "peak_rss_max", "blocks_migrated", "field_digest",
+               "root_grid", "rank_grid",
+               "digest_group", "host", "started", "run_dir", "command"]
+SUMMARY_COLUMNS = ["study", "deck", "point", "ranks", "threads", "root_grid", "variant", "n",
+                   "failed", "wall_median", "wall_min", "wall_max", "time_loop_median",
+                   "blocks_ts_median", "blocks_per_rank", "speedup", "efficiency",
+                   "work_efficiency", "ratio_to_reference", "ratio_to_static", "field_digest",
+                   "oversubscribed"]
+FINISHED = ("ok", "oversubscribed")
+SUMMARY_RE = re.compile(r"Summary: ranks (\d+) ts (\d+) time (\S+) calc (\S+) comm (\S+) "
+                        r"red (\S+) refine (\S+) blocks/ts (\S+) max_blocks (\d+)")
+
+
+def finished(row):
+    return row.get("status") in FINISHED
+
+
+def row_key(row):
+    return (row["point"], row["variant"], str(row["rep"]))
+
+
+def _yaml_figures(path):
+    with open(path) as f:
+        r = yaml.safe_load(f)
+    if not isinstance(r, dict) or "field_digest" not in r:
+        return None
+    phases = r.get("phases") or {}
+
+    def phase(name):
+        return (phases.get(name) or {}).get("avg", "")
+    return {"total_time_ave": r.get("total_time_ave", ""), "T_comp": phase("T_comp"),
+            "T_comm": phase("T_comm"), "T_ref": phase("T_ref"), "T_lb": phase("T_lb"),
+            "T_checksum": phase("T_checksum"), "blocks_ts_ave": r.get("total_blocks_ts_ave", ""),
+            "cell_var_updates": r.get("cell_var_updates", ""),
+            "cell_var_updates_per_s": r.get("cell_var_updates_per_s", ""),
+            "effective_bandwidth_gbs": r.get("effective_bandwidth_gbs", ""),
+            "peak_rss_max": r.get("peak_rss_max", ""),
+            "blocks_migrated": r.get("blocks_migrated", r.get("blocks_moved_lb", "")),
+            "field_digest": r.get("field_digest", "")}
+
+
+def _summary_figures(path):
+    """The phase times of the reference's `Summary:` line (averages over ranks)."""
+    with open(path, errors="replace") as f:
+        m = SUMMARY_RE.search(f.read())
+    if not m:
+        return None
+    return {"total_time_ave": m.group(3), "T_comp": m.group(4), "T_comm": m.group(5),
+            "T_checksum": m.group(6), "T_ref": m.group(7), "blocks_ts_ave": m.group(8)}
+
+
+def row_for(desc, run_dir, run_dir_text, wall, status, host, started, command):
+    """A runs.csv row from a run's description, its folder and how it ended."""
+    row = {c: "" for c in RUN_COLUMNS}
+    row.update({k: v for k, v in desc.items() if k in row})
+    row.update({"wall_s": f"{wall:.6f}", "host": host, "started": started,
+                "run_dir": run_dir_text, "command": command})
+    figures, error = None, ""
+    if status != 0:
+        error = "timed out" if status == "timeout" else f"exit status {status}"
+    elif desc["runtime"] == "reference":
+        figures = _summary_figures(os.path.join(run_dir, "stdout.txt"))
+        error = "" if figures else "no Summary line on stdout"
+    else:
+        path = os.path.join(run_dir, "results.yaml")
+        try:
+            figures = _yaml_figures(path)
+            error = "" if figures else "results.yaml has no field_digest"
+        except (OSError, yaml.YAMLError) as e:
+            error = f"no readable results.yaml ({type(e).__name__})"
+    if figures:
+        row.update(figures)
+        row["status"] = "oversubscribed" if desc.get("oversubscribed") else "ok"
+    else:
+        row["status"], row["error"] = "failed", error
+    return row
+
+
+class CsvLog:
+    """Appends rows to runs.csv, each flushed at once (an interrupted study keeps them)."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        new = not os.path.exists(self.path) or os.path.getsize(self.path) == 0
+        self.f = open(self.path, "a", newline="")
+        self.w = csv.DictWriter(self.f, RUN_COLUMNS, extrasaction="ignore")
+        if new:
+            self.w.writeheader()
+            self.f.flush()
+        return self
+
+    def write(self, row):
+        self.w.writerow(row)
+        self.f.flush()
+
+    def __exit__(self, *exc):
+        self.f.close()
+
+
+def read_rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def write_rows(path, rows, columns=RUN_COLUMNS):
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, columns, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(tmp, path)
+
+
+def _num(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def _fmt(x, digits=6):
+    return "" if x is None else f"{x:.{digits}g}"
+
+
+def static_baseline(labels):
+    """The variant the others are compared with as 'static': the plain one, else the first
+    static one."""
+    if "static" in labels:
+        return "static"
+    return next((l for l in labels if l.split("@", 1)[0].strip() == "static"), None)
+
+
+def summarize(rows, kind):
+    """One summary row per (point, variant), finished runs only, points by rank count."""
+    groups, order = {}, []
+    for r in rows:
+        k = (r["point"], r["variant"])
+        if k not in groups:
+            groups[k] = []
+            order.append(k)
+        groups[k].append(r)
+    labels = list(dict.fromkeys(r["variant"] for r in rows))
+    static = static_baseline(labels)
+
+    def point_ranks(point):
+        m = re.match(r"p(\d+)t(\d+)$", point)
+        return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    order.sort(key=lambda k: (point_ranks(k[0]), labels.index(k[1])))
+    out = {}
+    for point, variant in order:
+        rs = groups[(point, variant)]
+        ok = [r for r in rs if finished(r)]
+        walls = [float(r["wall_s"]) for r in ok]
+        ranks, threads = point_ranks(point)
+        first = rs[0]
+        s = {"study": first["study"], "deck": first["deck"], "point": point, "ranks": ranks,
+             "threads": threads, "root_grid": first["root_grid"], "variant": variant,
+             "n": len(ok), "failed": len(rs) - len(ok),
+             "oversubscribed": int(any(r["status"] == "oversubscribed" for r in ok))}
+        if walls:
+            s.update({"wall_median": statistics.median(walls), "wall_min": min(walls),
+                      "wall_max": max(walls)})
+            loops = [x for x in (_num(r["total_time_ave"]) for r in ok) if x is not None]
+            blocks = [x for x in (_num(r["blocks_ts_ave"]) for r in ok) if x is not None]
+            s["time_loop_median"] = statistics.median(loops) if loops else None
+            s["blocks_ts_median"] = statistics.median(blocks) if blocks else None
+            s["blocks_per_rank"] = s["blocks_ts_median"] / ranks if blocks else None
+            digests = {r["field_digest"] for r in ok if r["field_digest"]}
+            s["field_digest"] = digests.pop() if len(digests) == 1 else \
+                ("MISMATCH" if digests else "")
+        out[(point, variant)] = s
+    for (point, variant), s in out.items():
+        if "wall_median" not in s:
+            continue
+        # Speed-up against the smallest rank count of the same variant and thread count (none
+        # when it ran on one rank count only).
+        same = [t for (p, v), t in out.items()
+                if v == variant and t["threads"] == s["threads"] and "wall_median" in t]
+        base = min(same, key=lambda t: t["ranks"]) if len(same) > 1 else None
+        if base is not None:
+            s["speedup"] = base["wall_median"] / s["wall_median"]
+            s["efficiency"] = (s["speedup"] if kind == "weak"
+                               else s["speedup"] * base["ranks"] / s["ranks"])
+            if s.get("blocks_ts_median") and base.get("blocks_ts_median"):
+                # Block-stages per second per rank against the base: efficiency per unit of work.
+                s["work_efficiency"] = (s["blocks_ts_median"] / s["wall_median"] / s["ranks"]) / \
+                    (base["blocks_ts_median"] / base["wall_median"] / base["ranks"])
+        ref = out.get((point, "reference"))
+        if ref and variant != "reference" and "wall_median" in ref:
+            s["ratio_to_reference"] = s["wall_median"] / ref["wall_median"]
+        st = out.get((point, static)) if static else None
+        if st and variant != static and "wall_median" in st:
+            s["ratio_to_static"] = s["wall_median"] / st["wall_median"]
+    table = []
+    for s in out.values():
+        table.append({c: (_fmt(s.get(c)) if isinstance(s.get(c), float) else s.get(c, ""))
+                      for c in SUMMARY_COLUMNS})
+    return table, list(out.values())
+
+
+def digest_problems(rows):
+    """Groups of finished miniamr runs that must agree and do not, one line each."""
+    groups = {}
+    for r in rows:
+        if finished(r) and r["runtime"] != "reference" and r["digest_group"]:
+            groups.setdefault(r["digest_group"], {}).setdefault(r["field_digest"], []).append(r)
+    problems = []
+    for group, by_digest in groups.items():
+        if len(by_digest) > 1:
+            parts = []
+            for digest, rs in by_digest.items():
+                runs = ", ".join(f"{r['point']} {r['variant']} rep {r['rep']}" for r in rs[:4])
+                more = f" and {len(rs) - 4} more" if len(rs) > 4 else ""
+                parts.append(f"{digest or '(none)'} in {runs}{more}")
+            problems.append(f"field_digest differs between runs that must agree ({group}): " +
+                            "; ".join(parts))
+    return problems
+
+
+def mesh_warnings(rows):
+    """The reference's blocks per stage against miniamr's on the same point and root grid: a
+    difference means the translated options describe another problem."""
+    warnings = []
+    for point in dict.fromkeys(r["point"] for r in rows):
+        here = [r for r in rows if r["point"] == point and finished(r)]
+        ref = {r["blocks_ts_ave"] for r in here if r["runtime"] == "reference"}
+        ours = {r["blocks_ts_ave"] for r in here if r["runtime"] != "reference" and
+                r["digest_group"] == f"root {r['root_grid']}"}
+        if ref and ours:
+            a, b = _num(sorted(ref)[0]), _num(sorted(ours)[0])
+            if a is None or b is None or abs(a - b) > 1e-6 * max(abs(a), abs(b), 1):
+                warnings.append(f"{point}: the reference averaged {sorted(ref)[0]} blocks per "
+                                f"stage, miniamr {sorted(ours)[0]}: not the same mesh")
+    return warnings
+
+
+def text_table(stats):
+    """The summary as printed at the end of a study."""
+    lines = [f"{'point':8s} {'variant':28s} {'n':>3s} {'wall s median (min..max)':>28s} "
+             f"{'speedup':>8s} {'eff':>6s} {'/ref':>6s} {'/static':>7s}"]
+    for s in stats:
+        if "wall_median" not in s:
+            lines.append(f"{s['point']:8s} {s['variant'][:28]:28s} {0:3d} "
+                         f"{'(no finished run)':>28s}")
+            continue
+        wall = f"{s['wall_median']:.3f} ({s['wall_min']:.3f}..{s['wall_max']:.3f})"
+
+        def opt(k, w):
+            return f"{s[k]:{w}.3f}" if s.get(k) is not None else " " * (w - 1) + "-"
+        lines.append(f"{s['point']:8s} {s['variant'][:28]:28s} {s['n']:3d} {wall:>28s} "
+                     f"{opt('speedup', 8)} {opt('efficiency', 6)} {opt('ratio_to_reference', 6)} "
+                     f"{opt('ratio_to_static', 7)}")
+    return "\n".join(lines)
