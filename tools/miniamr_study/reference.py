@@ -8,8 +8,10 @@ import tempfile
 
 from . import REPO, UsageError
 
-DEFAULT_TARBALL = os.environ.get("MINIAMR_REFERENCE_TARBALL",
-                                 "/work/shared/peers/miniAMR-1.7-ref.tar.gz")
+# Beside the repository, as the project's shared folder keeps it.
+DEFAULT_TARBALL = os.environ.get(
+    "MINIAMR_REFERENCE_TARBALL",
+    os.path.join(os.path.dirname(REPO), "shared", "peers", "miniAMR-1.7-ref.tar.gz"))
 DEFAULT_DIR = os.path.join(REPO, "build", "reference")
 SOURCE = "miniAMR-1.7"
 
