@@ -232,9 +232,6 @@ def sweep(a, log):
     if local and shutil.which(a.launcher) is None:
         raise UsageError(f"{a.launcher} is not on PATH")
     has_ref = any(v.is_reference for v in variants)
-    if has_ref and not os.path.isfile(a.reference_tarball):
-        raise UsageError(f"the reference does not build: no tarball {a.reference_tarball} "
-                         f"(see --reference-tarball)")
     if a.emit_slurm:
         deck_copy = os.path.join(os.path.abspath(a.emit_slurm), "deck", os.path.basename(deck))
         ref_exe = reference.executable(os.path.join(a.emit_slurm, "reference"))
@@ -244,6 +241,10 @@ def sweep(a, log):
     plan = planning.build_plan(a.command, deck_copy, config, variants, ranks, threads, a.reps,
                                extra, miniamr, ref_exe if has_ref else None,
                                a.reference_max_blocks, cores, a.oversubscribe)
+    # After the plan, so that a point the reference cannot run is named first.
+    if has_ref and not os.path.isfile(a.reference_tarball):
+        raise UsageError(f"the reference does not build: no tarball {a.reference_tarball} "
+                         f"(see --reference-tarball)")
     info = {"deck": os.path.basename(deck), "deck_path": deck, "extra": a.extra,
             "reps": a.reps, "host": socket.gethostname(), "kind": a.command,
             "miniamr": miniamr, "launcher": a.launcher}
