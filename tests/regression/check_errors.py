@@ -4,14 +4,13 @@ failure), no crash, no hang and no results file. Runs every case on 2 ranks.
 
   check_errors.py --miniamr BIN --inputs DIR
 """
-import argparse
 import os
 import re
 import subprocess
 import sys
 import tempfile
 
-from mpi_env import failure_problems, mpi_env
+from mpi_env import failure_problems, mpi_env, script_arguments
 
 SPHERE = ["--object", "2", "0", "0.5", "0.5", "0.5", "0", "0", "0", "0.3", "0.3", "0.3", "0", "0", "0"]
 
@@ -96,9 +95,7 @@ def listing(top):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--miniamr", required=True)
-    a = ap.parse_args()
+    a = script_arguments(deck=False).parse_args()
     env = mpi_env()
     failures = 0
     with tempfile.TemporaryDirectory() as work:

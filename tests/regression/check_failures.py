@@ -10,7 +10,6 @@ signal; and runs that share a folder never mix or lose their results.
 - three runs at a time writing results.yaml in one folder, several rounds: each ends well and the
   file is always one whole run's results, with no temporary files left behind.
 """
-import argparse
 import os
 import subprocess
 import sys
@@ -19,13 +18,10 @@ import time
 
 import yaml
 
-from mpi_env import failure_problems, mpi_env
+from mpi_env import failure_problems, mpi_env, script_arguments, verdict
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--miniamr", required=True)
-    ap.add_argument("--deck", required=True)
-    a = ap.parse_args()
+    a = script_arguments().parse_args()
     env = mpi_env()
     exe = os.path.abspath(a.miniamr)
     deck = os.path.abspath(a.deck)
@@ -103,9 +99,7 @@ def main():
         if not any(f.startswith("concurrent") for f in failures):
             print("ok   3 concurrent runs x 4 rounds in one folder")
 
-    for f in failures:
-        print(f"FAIL {f}")
-    return 1 if failures else 0
+    return verdict(failures, "failures on some ranks end every rank; concurrent runs never mix")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ where Graphviz is installed, 'dot -Tsvg' accepts it.
 
   check_graph.py --miniamr BIN --deck DECK
 """
-import argparse
 import os
 import re
 import shutil
@@ -13,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 
-from mpi_env import mpi_env
+from mpi_env import mpi_env, script_arguments
 
 NODE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\[.*\];\s*$")
 EDGE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*->\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\[.*\])?;\s*$")
@@ -48,10 +47,7 @@ def check_dot(text, runtime):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--miniamr", required=True)
-    ap.add_argument("--deck", required=True)
-    a = ap.parse_args()
+    a = script_arguments().parse_args()
     env = mpi_env()
     dot = shutil.which("dot")
     problems = []

@@ -12,7 +12,7 @@ import tempfile
 
 import yaml
 
-from mpi_env import mpi_env
+from mpi_env import mpi_env, verdict
 
 
 def main():
@@ -58,11 +58,8 @@ def main():
                 text = f.read()
             if "\\-\\-object" not in text or "\\-\\-version" not in text:
                 failures.append("the man page lacks the options")
-    for f in failures:
-        print(f"FAIL {f}")
-    if not failures:
-        print("ok   installed prefix: miniamr runs an installed deck; tools, docs and man page")
-    return 1 if failures else 0
+    return verdict(failures,
+                   "installed prefix: miniamr runs an installed deck; tools, docs and man page")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@
 
   check_options_effect.py --miniamr BIN --deck DECK
 """
-import argparse
 import json
 import os
 import subprocess
@@ -17,14 +16,11 @@ import tempfile
 
 import yaml
 
-from mpi_env import mpi_env
+from mpi_env import mpi_env, script_arguments, verdict
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--miniamr", required=True)
-    ap.add_argument("--deck", required=True)
-    a = ap.parse_args()
+    a = script_arguments().parse_args()
     failures = []
     with tempfile.TemporaryDirectory() as work:
         def run(np, *opts):
@@ -76,11 +72,8 @@ def main():
         steps = [l["timestep"] for l in log("freq.jsonl")]
         if not steps or any(t % 4 for t in steps):
             failures.append(f"--lb_freq 4 decided at timesteps {steps}")
-    if failures:
-        print("\n".join(failures))
-        return 1
-    print("ok: --threads, --task_order_seed, --lb_threshold, --lb none and --lb_freq take effect")
-    return 0
+    return verdict(failures,
+                   "--threads, --task_order_seed, --lb_threshold, --lb none and --lb_freq take effect")
 
 
 if __name__ == "__main__":

@@ -4,21 +4,17 @@ counts agreeing with the progress table) and results.txt (the report without the
 
   check_outputs.py --miniamr BIN --deck DECK
 """
-import argparse
 import os
 import re
 import subprocess
 import sys
 import tempfile
 
-from mpi_env import mpi_env
+from mpi_env import mpi_env, script_arguments
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--miniamr", required=True)
-    ap.add_argument("--deck", required=True)
-    a = ap.parse_args()
+    a = script_arguments().parse_args()
     env = mpi_env()
     problems = []
     with tempfile.TemporaryDirectory() as work:

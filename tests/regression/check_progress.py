@@ -4,7 +4,6 @@
 
   check_progress.py --miniamr BIN --deck DECK
 """
-import argparse
 import os
 import re
 import subprocess
@@ -12,17 +11,14 @@ import sys
 import tempfile
 import time
 
-from mpi_env import mpi_env
+from mpi_env import mpi_env, script_arguments, verdict
 
 LINE = re.compile(r"^step (\d+)/(\d+)  t=\S+  wall \S+ s  \S+ s/step  \S+ cell-updates/s  "
                   r"blocks (\d+)  ETA \S+")
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--miniamr", required=True)
-    ap.add_argument("--deck", required=True)
-    a = ap.parse_args()
+    a = script_arguments().parse_args()
     env = mpi_env()
     base = ["mpirun", "-q", "-np", "2", os.path.abspath(a.miniamr), os.path.abspath(a.deck)]
     failures = []
@@ -80,9 +76,7 @@ def main():
         if not 1 <= tables < all_tables:
             failures.append(f"block tables: {tables} in a normal run (only when the mesh "
                             f"changed), {all_tables} with --verbose")
-    for f in failures:
-        print(f"FAIL {f}")
-    return 1 if failures else 0
+    return verdict(failures, "progress lines, --progress_every, --quiet and --verbose")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ files) changes nothing, and one missing on rank 0 is one clear error on every ra
 
 Each rank is started through a wrapper that picks its deck path from OMPI_COMM_WORLD_RANK.
 """
-import argparse
 import os
 import stat
 import subprocess
@@ -15,14 +14,11 @@ import tempfile
 
 import yaml
 
-from mpi_env import mpi_env
+from mpi_env import mpi_env, script_arguments, verdict
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--miniamr", required=True)
-    ap.add_argument("--deck", required=True)
-    a = ap.parse_args()
+    a = script_arguments().parse_args()
     env = mpi_env()
     failures = []
     with tempfile.TemporaryDirectory() as work:
@@ -61,11 +57,7 @@ def main():
         if p.returncode != 2 or len(lines) != 1 or got is not None:
             failures.append(f"missing deck on rank 0: exit {p.returncode}, {len(lines)} messages, "
                             f"stderr {p.stderr[-500:]!r}")
-    if failures:
-        print("\n".join(failures))
-        return 1
-    print("ok: ranks 1-2 run rank 0's deck; rank 0's missing deck is one error")
-    return 0
+    return verdict(failures, "ranks 1-2 run rank 0's deck; rank 0's missing deck is one error")
 
 
 if __name__ == "__main__":

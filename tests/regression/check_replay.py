@@ -17,7 +17,7 @@ import tempfile
 
 import yaml
 
-from mpi_env import mpi_env, result_differences
+from mpi_env import mpi_env, result_differences, script_arguments, verdict
 
 
 def run(cmd, work):
@@ -37,9 +37,7 @@ def moves(path):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--miniamr", required=True)
-    ap.add_argument("--deck", required=True)
+    ap = script_arguments()
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("extra", nargs=argparse.REMAINDER)
     a = ap.parse_args()
@@ -63,11 +61,8 @@ def main():
     if replay.get("blocks_migrated") != first.get("blocks_migrated"):
         failures.append(f"blocks_migrated {replay.get('blocks_migrated')} != "
                         f"{first.get('blocks_migrated')}")
-    if failures:
-        print("\n".join(failures))
-        return 1
-    print(f"ok: {len(want)} decisions replayed, {first['blocks_migrated']} blocks moved")
-    return 0
+    return verdict(failures,
+                   f"{len(want)} decisions replayed, {first['blocks_migrated']} blocks moved")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ of stage s has ended). The static runtime's trace is valid too and both give the
 
   check_trace.py --miniamr BIN --deck DECK
 """
-import argparse
 import json
 import os
 import subprocess
@@ -14,7 +13,7 @@ import tempfile
 
 import yaml
 
-from mpi_env import mpi_env
+from mpi_env import mpi_env, script_arguments
 
 
 def run_traced(miniamr, deck, runtime, work, env, attempt=1):
@@ -89,10 +88,7 @@ def overlaps(events):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--miniamr", required=True)
-    ap.add_argument("--deck", required=True)
-    a = ap.parse_args()
+    a = script_arguments().parse_args()
     env = mpi_env()
     problems = []
     digests = {}

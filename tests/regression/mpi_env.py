@@ -1,5 +1,6 @@
-"""What the regression scripts share: the environment mpirun needs here, and the comparison of
-two runs' results."""
+"""What the regression scripts share: their arguments, the environment mpirun needs here, the
+comparison of two runs' results, the check of a run that must fail, and the verdict."""
+import argparse
 import os
 
 
@@ -39,3 +40,22 @@ def failure_problems(run, status, text):
     if "\x1b" in run.stderr or len(run.stderr) > 2000:
         problems.append(f"raw control bytes or {len(run.stderr)} bytes on stderr")
     return problems
+
+
+def script_arguments(deck=True):
+    """The arguments every regression script takes: the miniamr executable and, unless `deck` is
+    false, a deck. A script adds its own to the parser returned."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--miniamr", required=True)
+    if deck:
+        ap.add_argument("--deck", required=True)
+    return ap
+
+
+def verdict(failures, ok):
+    """Prints each failure, or `ok` when there is none; returns the script's exit status."""
+    for f in failures:
+        print(f"FAIL {f}")
+    if not failures:
+        print(f"ok   {ok}")
+    return 1 if failures else 0
