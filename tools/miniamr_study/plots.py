@@ -14,6 +14,15 @@ def _pyplot():
     return plt
 
 
+def _save(plt, fig, out, name, dpi=110):
+    """Lays the figure out, writes it to out/name and frees it; returns the path."""
+    fig.tight_layout()
+    path = os.path.join(out, name)
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path
+
+
 def _title(what, info, spread=True):
     text = f"{what}: {info['deck']} on {info['host']}, {info['reps']} repetition(s)"
     if spread:
@@ -63,11 +72,7 @@ def scaling_plots(out, stats, kind, info):
     ax.set_ylabel("wall time around the launcher [s]")
     ax.set_title(_title(f"{kind} scaling, time", info), fontsize=9)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = os.path.join(out, "time.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    files.append(path)
+    files.append(_save(plt, fig, out, "time.png"))
 
     fig, ax = plt.subplots(figsize=(8, 5.5))
     for label, ss in series:
@@ -92,11 +97,7 @@ def scaling_plots(out, stats, kind, info):
     ax.set_ylim(bottom=0)
     ax.set_title(_title(f"{kind} scaling, efficiency", info), fontsize=9)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = os.path.join(out, "efficiency.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    files.append(path)
+    files.append(_save(plt, fig, out, "efficiency.png"))
     return files
 
 
@@ -125,11 +126,7 @@ def compare_plot(out, stats, info):
     ax.set_title(_title("compare", info), fontsize=9)
     ax.legend(fontsize=8)
     ax.grid(True, axis="y", alpha=0.3)
-    fig.tight_layout()
-    path = os.path.join(out, "compare.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    return [_save(plt, fig, out, "compare.png")]
 
 
 def _load_runs(out, rows, limit=4):
@@ -194,11 +191,7 @@ def load_plot(out, rows, info):
             right.text(0.5, 0.5, "no load_history in this run\n(the static runtime has no "
                        "balancer records)", ha="center", va="center", fontsize=9)
     fig.suptitle(_title("per-rank load of one run per variant", info, spread=False), fontsize=9)
-    fig.tight_layout()
-    path = os.path.join(out, "load.png")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return [path]
+    return [_save(plt, fig, out, "load.png", dpi=100)]
 
 
 def make_plots(out, rows, stats, kind, info):
