@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "stencil/block.hpp"
+
 namespace miniamr::app {
 
 // A moving, growing shape that drives refinement. `size` is the half-extent per direction.
@@ -136,6 +138,7 @@ struct Config {
   }
   std::array<int, 3> root_blocks() const { return {npx * init_x, npy * init_y, npz * init_z}; }
   std::array<int, 3> block_cells() const { return {nx, ny, nz}; }
+  stencil::BlockShape block_shape() const { return {nx, ny, nz, num_vars}; }
 };
 
 }  // namespace miniamr::app

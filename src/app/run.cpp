@@ -103,9 +103,8 @@ void check_initial_memory(const Config& config, const MemoryBudget& budget, int 
   const double per_rank = std::ceil(double(roots[0]) * roots[1] * roots[2] / ranks);
   const double blocks =
       per_rank * (config.uniform_refine != 0 ? std::pow(8.0, double(config.num_refine)) : 1.0);
-  const stencil::BlockShape shape{config.nx, config.ny, config.nz, config.num_vars};
   const std::string why = does_not_fit(
-      blocks, shape, budget,
+      blocks, config.block_shape(), budget,
       config.uniform_refine != 0 ? "the uniformly refined mesh needs" : "the initial mesh needs");
   if (!why.empty())
     throw UsageError(why + "; use smaller or fewer blocks, fewer variables or more ranks");

@@ -45,7 +45,7 @@ void Simulation::init_mesh() {
   MINIAMR_TIMED(runtime_.timers(), kInit);
   const auto roots = config_.root_blocks();
   domain_.grid = octree::RootGrid{roots};
-  domain_.shape = stencil::BlockShape{config_.nx, config_.ny, config_.nz, config_.num_vars};
+  domain_.shape = config_.block_shape();
   domain_.leaves = octree::LeafSet(runtime_.initial_roots(domain_.grid));
   global_blocks_ = domain_.grid.count();
   domain_.blocks.clear();
