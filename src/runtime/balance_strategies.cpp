@@ -61,32 +61,47 @@ std::vector<int> diffusion(const Communicator& comm, const BalanceInput& in) {
                MPI_STATUS_IGNORE);
   MPI_Sendrecv(mine, 2, MPI_DOUBLE, lo, 402, right, 2, MPI_DOUBLE, hi, 402, comm.get(),
                MPI_STATUS_IGNORE);
-  // The weight that crossing the boundary between a and b (a before b) equalises their times.
-  const auto flow = [](const double* a, const double* b) {
-    return (a[0] * b[1] - b[0] * a[1]) / (a[1] + b[1]);
-  };
-  std::vector<int> t(in.weights.size(), me);
+  // Whole families move (a family split across ranks could not coarsen): trailing families to
+  // the right neighbour, leading ones to the left, while each one lowers the slower time of the
+  // pair (with unequal speeds, the family's middle may lie well before the equal-time point),
+  // and never every family.
   const std::size_t n = in.weights.size();
-  // Trailing blocks to the right neighbour, leading blocks to the left one, never all of them.
+  std::vector<std::size_t> starts;  // first position of each family, then n
+  for (std::size_t p = 0; p < n; ++p)
+    if (in.family_start[p] == p) starts.push_back(p);
+  starts.push_back(n);
+  const std::size_t families = starts.size() - 1;
+  const auto family_weight = [&](std::size_t f) {
+    return double(std::accumulate(in.weights.begin() + std::ptrdiff_t(starts[f]),
+                                  in.weights.begin() + std::ptrdiff_t(starts[f + 1]),
+                                  std::int64_t{0}));
+  };
+  // The slower time of this rank and neighbour `other` after `given` weight went across.
+  const auto pair_time = [&](const double* other, double kept, double given) {
+    return std::max((kept - given) / in.speed, (other[0] + given) / other[1]);
+  };
+  std::vector<int> t(n, me);
+  std::size_t kept_from = 0, kept_to = families;  // families [kept_from, kept_to) stay
+  double kept = W;
   if (hi != MPI_PROC_NULL) {
-    const double f = flow(mine, right);
-    double moved = 0;
-    for (std::size_t p = n; p-- > 1 && f > 0;) {
-      if (moved + double(in.weights[p]) / 2 > f) break;
-      moved += double(in.weights[p]);
-      t[p] = hi;
+    for (double given = 0; kept_to > 1;) {
+      const double w = family_weight(kept_to - 1);
+      if (!(pair_time(right, W, given + w) < pair_time(right, W, given))) break;
+      given += w;
+      --kept_to;
+      for (std::size_t p = starts[kept_to]; p < starts[kept_to + 1]; ++p) t[p] = hi;
+      kept = W - given;
     }
   }
   if (lo != MPI_PROC_NULL) {
-    const double f = -flow(left, mine);
-    double moved = 0;
-    for (std::size_t p = 0; p + 1 < n && f > 0 && t[p] == me; ++p) {
-      if (moved + double(in.weights[p]) / 2 > f) break;
-      moved += double(in.weights[p]);
-      t[p] = lo;
+    for (double given = 0; kept_from + 1 < kept_to;) {
+      const double w = family_weight(kept_from);
+      if (!(pair_time(left, kept, given + w) < pair_time(left, kept, given))) break;
+      given += w;
+      for (std::size_t p = starts[kept_from]; p < starts[kept_from + 1]; ++p) t[p] = lo;
+      ++kept_from;
     }
   }
-  sfc::keep_families_together(t, in.family_start);
   return t;
 }
 

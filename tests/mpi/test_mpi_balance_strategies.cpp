@@ -115,6 +115,26 @@ TEST(Strategies, SharesFollowSpeeds) {
   }
 }
 
+TEST(Strategies, DiffusionMovesWholeFamilies) {
+  World w;
+  if (w.size() < 2) GTEST_SKIP() << "needs two ranks";
+  // Rank 0 holds two families of 8 (weight 1600), rank 1 two single blocks (200), equal speeds:
+  // the flow of 700 is less than a family, but more than half of one, so the trailing family
+  // moves, whole.
+  Case c;
+  const int n = w.rank() == 0 ? 16 : w.rank() == 1 ? 2 : 0;
+  for (int p = 0; p < n; ++p) {
+    c.weights.push_back(100);
+    c.family_start.push_back(w.rank() == 0 ? std::size_t(p - p % 8) : std::size_t(p));
+  }
+  runtime::BalanceInput in{c.weights, c.family_start, 1.0, 1.0};
+  const auto t = runtime::find_strategy("diffusion")(w.comm, in);
+  if (w.rank() == 0) {
+    EXPECT_TRUE(std::all_of(t.begin(), t.begin() + 8, [](int r) { return r == 0; }));
+    EXPECT_TRUE(std::all_of(t.begin() + 8, t.end(), [](int r) { return r == 1; }));
+  }
+}
+
 TEST(Strategies, CentralMovesAtMostMaxMove) {
   World w;
   if (w.size() < 2) GTEST_SKIP() << "needs two ranks";
