@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "octree/key.hpp"
@@ -19,6 +20,7 @@
 #include "sphere_octree.hpp"
 #include "stencil/block.hpp"
 #include "stencil/ghost_fill.hpp"
+#include "stencil/kernel_set.hpp"
 #include "stencil/plane_sweep.hpp"
 #include "stencil/stencil_kernels.hpp"
 
@@ -43,10 +45,27 @@ BlockShape cube(int n, int vars) {
   return BlockShape{n, n, n, vars};
 }
 
+// The kernels of the instruction-set level given as argument `arg` (0 x86-64, 1 x86-64-v3,
+// 2 x86-64-v4), labelled with its name; nullptr (the benchmark skipped) where the CPU lacks it.
+const stencil::KernelSet* kernels_for(benchmark::State& state, int arg) {
+  const auto isa = static_cast<stencil::Isa>(state.range(arg));
+  if (!stencil::isa_supported(isa)) {
+    state.SkipWithError("this CPU does not run this instruction-set level");
+    return nullptr;
+  }
+  state.SetLabel(std::string(stencil::isa_name(isa)));
+  return &stencil::kernel_set(isa);
+}
+
+const std::vector<std::int64_t> kIsas{0, 1, 2};
+
 // ---- stencils: one block, every variable per iteration ----------------------------------------
 
-template <double (*Kernel)(Block&, int, std::span<double>)>
+template <int Points>
 void BM_Stencil(benchmark::State& state) {
+  const stencil::KernelSet* k = kernels_for(state, 2);
+  if (k == nullptr) return;
+  const auto Kernel = Points == 7 ? k->stencil7 : k->stencil27;
   const BlockShape shape = cube(int(state.range(0)), int(state.range(1)));
   Block b = make_block(shape, 1);
   std::vector<double> scratch(stencil::stencil_scratch_size(shape));
@@ -59,14 +78,14 @@ void BM_Stencil(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * updates);
   state.SetBytesProcessed(state.iterations() * updates * 16);
 }
-BENCHMARK(BM_Stencil<stencil::stencil7>)
+BENCHMARK(BM_Stencil<7>)
     ->Name("BM_Stencil7")
-    ->ArgNames({"nx", "vars"})
-    ->ArgsProduct({{8, 16, 32}, {1, 40}});
-BENCHMARK(BM_Stencil<stencil::stencil27>)
+    ->ArgNames({"nx", "vars", "isa"})
+    ->ArgsProduct({{8, 16, 32}, {1, 40}, kIsas});
+BENCHMARK(BM_Stencil<27>)
     ->Name("BM_Stencil27")
-    ->ArgNames({"nx", "vars"})
-    ->ArgsProduct({{8, 16, 32}, {1, 40}});
+    ->ArgNames({"nx", "vars", "isa"})
+    ->ArgsProduct({{8, 16, 32}, {1, 40}, kIsas});
 
 // ---- ghost fills of one face, 40 variables ----------------------------------------------------
 
@@ -89,6 +108,8 @@ std::int64_t fill_traffic(Fill kind, std::int64_t f) {
 
 template <Fill kind>
 void BM_GhostFill(benchmark::State& state) {
+  const stencil::KernelSet* k = kernels_for(state, 2);
+  if (k == nullptr) return;
   const int n = int(state.range(0));
   const int face = int(state.range(1));
   const BlockShape shape = cube(n, 40);
@@ -102,12 +123,12 @@ void BM_GhostFill(benchmark::State& state) {
       stencil::packed_size(shape, link.relation, face / 2, shape.num_vars, false));
   for (auto _ : state) {
     if constexpr (kind == kBoundary) {
-      stencil::fill_boundary(dst, face, vars, false);
+      k->fill_boundary(dst, face, vars, false);
     } else if constexpr (kind == kPackUnpack) {
-      stencil::pack(src, link, vars, false, buffer);
-      stencil::unpack(dst, link, vars, false, buffer);
+      k->pack(src, link, vars, false, buffer);
+      k->unpack(dst, link, vars, false, buffer);
     } else {
-      stencil::fill_direct(dst, src, link, vars, false);
+      k->fill_direct(dst, src, link, vars, false);
     }
     benchmark::ClobberMemory();
   }
@@ -119,8 +140,8 @@ void BM_GhostFill(benchmark::State& state) {
 #define MINIAMR_GHOST_BENCH(kind, name) \
   BENCHMARK(BM_GhostFill<kind>)         \
       ->Name(name)                      \
-      ->ArgNames({"nx", "face"})        \
-      ->ArgsProduct({{8, 16}, {1, 3, 5}})
+      ->ArgNames({"nx", "face", "isa"}) \
+      ->ArgsProduct({{8, 16}, {1, 3, 5}, kIsas})
 MINIAMR_GHOST_BENCH(kSame, "BM_FillDirectSame");
 MINIAMR_GHOST_BENCH(kCoarseToFine, "BM_FillDirectCoarseToFine");
 MINIAMR_GHOST_BENCH(kFineToCoarse, "BM_FillDirectFineToCoarse");

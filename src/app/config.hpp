@@ -59,7 +59,8 @@ struct Config {
   int num_vars = 40;
   int comm_vars = 0;  // 0 or > num_vars = num_vars (effective_comm_vars())
   int stencil = 7;
-  bool kokkos = false;  // stencils through the Kokkos back end (when built with it)
+  bool kokkos = false;       // stencils through the Kokkos back end (when built with it)
+  std::string isa = "auto";  // instruction-set level of the native kernels, or auto
   int error_tol = 8;
   bool report_diffusion = false;
 

@@ -31,6 +31,7 @@
 #include "app/errors.hpp"
 #include "io/printable.hpp"
 #include "octree/key.hpp"
+#include "stencil/kernel_set.hpp"
 
 namespace miniamr::app {
 namespace {
@@ -148,6 +149,7 @@ constexpr std::array kOptions{
   OptionSpec{"code", IntSetter{[](State& s, int v) { s.config.code = v; }}, "N", "0", "accepted for compatibility: ghost messages always carry exactly the faces read"},
   OptionSpec{"permute", FlagSetter{[](State& s, bool on) { s.config.permute = on; }}, "", "off", "accepted for compatibility: the exchange order is fixed (7-point: all axes at once)"},
   OptionSpec{"kokkos", FlagSetter{[](State& s, bool on) { s.config.kokkos = on; }}, "", "off", "run the 7- and 27-point stencils with the Kokkos back end"},
+  OptionSpec{"isa", TextSetter{[](State& s, const std::string& v) { s.config.isa = v; }}, "LEVEL", "auto", "native kernels for x86-64, x86-64-v3 (AVX2) or x86-64-v4 (AVX-512); auto: the widest this machine runs"},
   OptionSpec{"blocking_send", FlagSetter{[](State& s, bool on) { s.config.blocking_send = on; }}, "", "off", "blocking sends instead of non-blocking ones"},
   OptionSpec{"refine_ghost", FlagSetter{[](State& s, bool on) { s.config.refine_ghost = on; }}, "", "off", "objects also refine blocks whose ghost cells they reach"},
   OptionSpec{"refine_ghosts", FlagSetter{[](State& s, bool on) { s.config.refine_ghost = on; }}, "", "off", "alias of --refine_ghost (the README's spelling)"},
@@ -575,6 +577,8 @@ void check_work(const Config& c) {
 }
 
 void check_runtime(const Config& c) {
+  if (c.isa != "auto" && !stencil::parse_isa(c.isa))
+    fail(fmt::format("--isa must be auto, x86-64, x86-64-v3 or x86-64-v4, got {}", shown(c.isa)));
   if (c.runtime != "static" && c.runtime != "dynamic")
     fail(fmt::format("--runtime must be static or dynamic, got {}", shown(c.runtime)));
   if (c.threads_given) check_at_least("threads", c.threads, 1);

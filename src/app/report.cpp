@@ -21,6 +21,7 @@
 #include "app/objects.hpp"
 #include "io/printable.hpp"
 #include "runtime/static_runtime.hpp"
+#include "stencil/kernel_set.hpp"
 
 namespace miniamr::app {
 
@@ -104,6 +105,7 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
   comm.sum_in_place(counts);
   r.kernel_calls = {counts[0], counts[1], counts[2]};
   r.stencil_backend = runtime::backend_name(r.kernel_calls);
+  r.kernel_isa = std::string(stencil::isa_name(rt.kernels().native().isa));
   r.stats = sim.stats();
   if (sim.balancer() != nullptr) {
     r.balance = sim.balancer()->stats();
@@ -160,9 +162,9 @@ void print_report(std::FILE* out, const Report& r, bool with_summary) {
       "Run on {} ranks x {} threads, {} runtime, rank grid {} x {} x {}, root blocks {} x {} x {}",
       r.ranks, r.threads, r.runtime_name, c.npx, c.npy, c.npz, c.npx * c.init_x, c.npy * c.init_y,
       c.npz * c.init_z));
-  line(fmt::format("Block size {} x {} x {}, {} variables, comm_vars {}, stencil {} ({} kernels)",
-                   c.nx, c.ny, c.nz, c.num_vars, c.effective_comm_vars(), c.stencil,
-                   r.stencil_backend));
+  line(fmt::format(
+      "Block size {} x {} x {}, {} variables, comm_vars {}, stencil {} ({} kernels, {})", c.nx,
+      c.ny, c.nz, c.num_vars, c.effective_comm_vars(), c.stencil, r.stencil_backend, r.kernel_isa));
   line(fmt::format("Levels of refinement {}, blocks can change by {} levels per refinement step",
                    c.num_refine, c.effective_block_change()));
   if (c.refine_ghost) line("Ghost cells are checked for refinement");
@@ -296,6 +298,7 @@ std::string results_yaml(const Report& r) {
     y << YAML::EndSeq;
   }
   kv("stencil_backend", r.stencil_backend);
+  kv("kernel_isa", r.kernel_isa);
   y << YAML::Key << "kernel_calls" << YAML::Value << YAML::Flow << YAML::BeginMap;
   kv("native", r.kernel_calls.native);
   kv("kokkos", r.kernel_calls.kokkos);

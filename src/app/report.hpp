@@ -20,6 +20,7 @@ struct Report {
   int ranks = 1;
   int threads = 1;                    // worker threads per rank
   std::string stencil_backend;        // the kernels that actually ran
+  std::string kernel_isa;             // instruction-set level of the native kernels
   runtime::KernelCalls kernel_calls;  // all ranks
   RunStats stats;
   BalanceStats balance;  // the dynamic runtime's balancer

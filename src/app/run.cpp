@@ -34,6 +34,7 @@
 #include "runtime/mpi.hpp"
 #include "runtime/static_runtime.hpp"
 #include "runtime/trace.hpp"
+#include "stencil/kernel_set.hpp"
 #ifdef MINIAMR_HAVE_KOKKOS
 #include "stencil_kokkos/kokkos_stencil.hpp"
 #endif
@@ -112,6 +113,25 @@ void check_initial_memory(const Config& config, const MemoryBudget& budget, int 
 
 // Every rank parses the same arguments and rank 0's deck, so all ranks agree on every input
 // error without further messages; only rank 0 speaks.
+// The instruction-set level of the native kernels: --isa, or the widest every rank's machine
+// runs (a job may span nodes of different generations).
+stencil::Isa kernel_isa(const std::string& wanted, MPI_Comm comm) {
+  if (wanted != "auto") {
+    const stencil::Isa isa = *stencil::parse_isa(wanted);
+    int missing = stencil::isa_supported(isa) ? 0 : 1;
+    MPI_Allreduce(MPI_IN_PLACE, &missing, 1, MPI_INT, MPI_MAX, comm);
+    if (missing != 0)
+      throw UsageError(fmt::format("--isa {}: {} on this machine", wanted,
+                                   stencil::isa_supported(isa)
+                                       ? "not supported by another rank's CPU"
+                                       : "not supported by the CPU"));
+    return isa;
+  }
+  int level = static_cast<int>(stencil::best_isa());
+  MPI_Allreduce(MPI_IN_PLACE, &level, 1, MPI_INT, MPI_MIN, comm);
+  return static_cast<stencil::Isa>(level);
+}
+
 int run_checked(const std::vector<std::string>& args, bool root) {
   // Rank 0 reads the deck and every rank parses its text: all ranks run the same input even
   // where files differ between nodes or exist on some only, and agree on any error.
@@ -179,6 +199,7 @@ int run_checked(const std::vector<std::string>& args, bool root) {
   options.ownership = config.hilbert_ownership() ? sfc::Curve::kHilbert : sfc::Curve::kMorton;
   options.kernels =
       config.kokkos ? runtime::KernelBackend::kKokkos : runtime::KernelBackend::kNative;
+  options.isa = kernel_isa(config.isa, MPI_COMM_WORLD);
   options.threads = threads;
   options.order_seed = std::uint64_t(config.task_order_seed);
   int ranks = 1, me = 0;

@@ -273,7 +273,7 @@ void DynamicRuntime::Batch::pack(std::size_t unit, int group, std::size_t lane) 
       Message& msg = send(lane, pf.message);
       const MessageLayout& layout = graph.sends[pf.message];
       std::call_once(msg.allocated, [&] { msg.data.resize(layout.size(v.count())); });
-      pack_face(domain, layout.faces[pf.face], v, graph.edges, msg.data);
+      pack_face(rt.kernels_.native(), domain, layout.faces[pf.face], v, graph.edges, msg.data);
     }
   }
   const std::size_t producer = group == 0 ? units.node(unit, std::size_t(units.G))
@@ -289,14 +289,14 @@ void DynamicRuntime::Batch::fill(std::size_t unit, int group, std::size_t lane) 
     for (const GhostFill& f : graph.fills[graph.node(b, group)]) {
       switch (f.kind) {
         case GhostFill::Kind::kLocal:
-          stencil::fill_direct(dst, domain.blocks[f.src], f.link, v, graph.edges);
+          rt.kernels_.native().fill_direct(dst, domain.blocks[f.src], f.link, v, graph.edges);
           break;
         case GhostFill::Kind::kBoundary:
-          stencil::fill_boundary(dst, f.link.face, v, graph.edges);
+          rt.kernels_.native().fill_boundary(dst, f.link.face, v, graph.edges);
           break;
         case GhostFill::Kind::kRemote:
-          unpack_face(domain, graph.recvs[f.message].faces[f.face], v, v, graph.edges,
-                      recv(lane, f.message).data);
+          unpack_face(rt.kernels_.native(), domain, graph.recvs[f.message].faces[f.face], v, v,
+                      graph.edges, recv(lane, f.message).data);
           break;
       }
     }

@@ -22,18 +22,19 @@ std::vector<MessageLayout> message_layouts(const GhostPlan& plan, const stencil:
   return out;
 }
 
-void pack_face(const Domain& domain, const FaceSlice& face, stencil::VarRange vars, bool edges,
-               std::span<double> message) {
+void pack_face(const stencil::KernelSet& kernels, const Domain& domain, const FaceSlice& face,
+               stencil::VarRange vars, bool edges, std::span<double> message) {
   const auto nv = std::size_t(vars.count());
-  stencil::pack(domain.blocks[face.block], face.link, vars, edges,
-                message.subspan(face.offset * nv, face.per_var * nv));
+  kernels.pack(domain.blocks[face.block], face.link, vars, edges,
+               message.subspan(face.offset * nv, face.per_var * nv));
 }
 
-void unpack_face(Domain& domain, const FaceSlice& face, stencil::VarRange message_vars,
-                 stencil::VarRange vars, bool edges, std::span<const double> message) {
+void unpack_face(const stencil::KernelSet& kernels, Domain& domain, const FaceSlice& face,
+                 stencil::VarRange message_vars, stencil::VarRange vars, bool edges,
+                 std::span<const double> message) {
   const auto nv = std::size_t(message_vars.count());
   const auto first = std::size_t(vars.v0 - message_vars.v0) * face.per_var;
-  stencil::unpack(
+  kernels.unpack(
       domain.blocks[face.block], face.link, vars, edges,
       message.subspan(face.offset * nv + first, face.per_var * std::size_t(vars.count())));
 }

@@ -10,6 +10,7 @@
 #include "runtime/domain.hpp"
 #include "runtime/ghost_plan.hpp"
 #include "stencil/ghost_fill.hpp"
+#include "stencil/kernel_set.hpp"
 
 namespace miniamr::runtime {
 
@@ -36,11 +37,12 @@ std::vector<MessageLayout> message_layouts(const GhostPlan& plan, const stencil:
                                            int group);
 
 // Packs variables `vars` of one face into its slice of a message holding exactly `vars`.
-void pack_face(const Domain& domain, const FaceSlice& face, stencil::VarRange vars, bool edges,
-               std::span<double> message);
+void pack_face(const stencil::KernelSet& kernels, const Domain& domain, const FaceSlice& face,
+               stencil::VarRange vars, bool edges, std::span<double> message);
 
 // Unpacks variables `vars` (a part of the message's `message_vars`) of one face.
-void unpack_face(Domain& domain, const FaceSlice& face, stencil::VarRange message_vars,
-                 stencil::VarRange vars, bool edges, std::span<const double> message);
+void unpack_face(const stencil::KernelSet& kernels, Domain& domain, const FaceSlice& face,
+                 stencil::VarRange message_vars, stencil::VarRange vars, bool edges,
+                 std::span<const double> message);
 
 }  // namespace miniamr::runtime

@@ -15,6 +15,7 @@
 #include "runtime/stage_graph.hpp"
 #include "sfc/curve.hpp"
 #include "sfc/partition.hpp"
+#include "stencil/kernel_set.hpp"
 
 namespace miniamr::runtime {
 
@@ -26,6 +27,7 @@ struct RuntimeOptions {
   bool blocking_send = false;  // MPI_Send instead of MPI_Isend (static; receives posted first)
   sfc::Curve ownership = sfc::Curve::kMorton;  // the curve whose ranges ranks own
   KernelBackend kernels = KernelBackend::kNative;
+  stencil::Isa isa = stencil::Isa::kBaseline;  // of the native kernels; must be supported
   int threads = 0;  // worker threads per rank (0: OpenMP's current count)
   // Dynamic: non-zero picks ready tasks in a random order drawn from this seed (testing).
   std::uint64_t order_seed = 0;

@@ -9,7 +9,8 @@
 
 namespace miniamr::runtime {
 
-StageKernels::StageKernels(KernelBackend backend) : backend_(backend) {
+StageKernels::StageKernels(KernelBackend backend, stencil::Isa isa)
+    : backend_(backend), native_set_(stencil::kernel_set(isa)) {
   assert(backend != KernelBackend::kKokkos || has_kokkos());
 }
 
@@ -27,15 +28,15 @@ void StageKernels::sweep(stencil::Block& block, const StageWork& work, stencil::
   for (int v = vars.v0; v < vars.v1; ++v) {
     double s = 0;
     if (work.stencil == 0) {
-      s = stencil::stencil_variable(block, v, work.calc_stage, *work.coeffs, scratch);
+      s = native_set_.stencil_variable(block, v, work.calc_stage, *work.coeffs, scratch);
 #ifdef MINIAMR_HAVE_KOKKOS
     } else if (kokkos) {
       s = work.stencil == 7 ? stencil_kokkos::stencil7(block, v)
                             : stencil_kokkos::stencil27(block, v);
 #endif
     } else {
-      s = work.stencil == 7 ? stencil::stencil7(block, v, scratch)
-                            : stencil::stencil27(block, v, scratch);
+      s = work.stencil == 7 ? native_set_.stencil7(block, v, scratch)
+                            : native_set_.stencil27(block, v, scratch);
     }
     if (!sums.empty()) sums[std::size_t(v - vars.v0)] = s;
   }

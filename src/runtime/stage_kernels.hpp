@@ -10,6 +10,7 @@
 
 #include "stencil/block.hpp"
 #include "stencil/ghost_fill.hpp"
+#include "stencil/kernel_set.hpp"
 #include "stencil/variable_kernels.hpp"
 
 namespace miniamr::runtime {
@@ -45,11 +46,14 @@ std::string backend_name(const KernelCalls& calls);
 
 class StageKernels {
  public:
-  explicit StageKernels(KernelBackend backend = KernelBackend::kNative);
+  explicit StageKernels(KernelBackend backend = KernelBackend::kNative,
+                        stencil::Isa isa = stencil::Isa::kBaseline);
   StageKernels(const StageKernels&) = delete;
   StageKernels& operator=(const StageKernels&) = delete;
 
   KernelBackend backend() const { return backend_; }
+  // The native kernels (stencils and ghost fills) of the chosen instruction-set level.
+  const stencil::KernelSet& native() const { return native_set_; }
   // Whether this build has the Kokkos back end.
   static bool has_kokkos();
 
@@ -64,6 +68,7 @@ class StageKernels {
 
  private:
   KernelBackend backend_;
+  const stencil::KernelSet& native_set_;
   mutable std::atomic<std::int64_t> native_{0}, kokkos_{0}, variable_{0};
 };
 

@@ -98,12 +98,13 @@ void StaticRuntime::sweep_all(Domain& domain, const StageWork& work, stencil::Va
 }
 
 void StaticRuntime::run_tasks(Domain& domain, std::span<const GhostTask> tasks,
-                              stencil::VarRange vars) {
+                              stencil::VarRange vars) const {
   for (const GhostTask& t : tasks) {
     if (t.boundary) {
-      stencil::fill_boundary(domain.blocks[t.dst], t.link.face, vars, false);
+      kernels_.native().fill_boundary(domain.blocks[t.dst], t.link.face, vars, false);
     } else {
-      stencil::fill_direct(domain.blocks[t.dst], domain.blocks[t.src], t.link, vars, false);
+      kernels_.native().fill_direct(domain.blocks[t.dst], domain.blocks[t.src], t.link, vars,
+                                    false);
     }
   }
 }
@@ -149,10 +150,10 @@ void StaticRuntime::fill_axis(Domain& domain, const StageGraph& graph, int axis,
   for (std::ptrdiff_t b = 0; b < n; ++b) {
     for (const GhostFill& f : graph.fills[graph.node(std::size_t(b), axis)]) {
       if (f.kind == GhostFill::Kind::kLocal) {
-        stencil::fill_direct(domain.blocks[std::size_t(b)], domain.blocks[f.src], f.link, vars,
-                             true);
+        kernels_.native().fill_direct(domain.blocks[std::size_t(b)], domain.blocks[f.src], f.link,
+                                      vars, true);
       } else if (f.kind == GhostFill::Kind::kBoundary) {
-        stencil::fill_boundary(domain.blocks[std::size_t(b)], f.link.face, vars, true);
+        kernels_.native().fill_boundary(domain.blocks[std::size_t(b)], f.link.face, vars, true);
       }
     }
   }
@@ -182,7 +183,8 @@ void StaticRuntime::begin_halo(const Domain& domain, const StageGraph& graph, in
     auto& buf = h.send[m];
     const double t0 = trace_ != nullptr ? trace_->now_us() : 0.0;
     buf.resize(msg.size(nv));
-    for (const FaceSlice& f : msg.faces) pack_face(domain, f, vars, graph.edges, buf);
+    for (const FaceSlice& f : msg.faces)
+      pack_face(kernels_.native(), domain, f, vars, graph.edges, buf);
     if (trace_ != nullptr && trace_->enabled())
       trace_->record({"send",
                       "message",
@@ -228,7 +230,7 @@ void StaticRuntime::unpack(Domain& domain, const StageGraph& graph, int group_in
     const MessageLayout& msg = graph.recvs[m];
     if (msg.group != group_index) continue;
     for (const FaceSlice& f : msg.faces)
-      unpack_face(domain, f, group, vars, graph.edges, h.recv[m]);
+      unpack_face(kernels_.native(), domain, f, group, vars, graph.edges, h.recv[m]);
   }
 }
 

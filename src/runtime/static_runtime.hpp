@@ -52,7 +52,7 @@ class StaticRuntime final : public MeshRuntime {
   // on-rank ghost tasks run just before it.
   void sweep_phase(Domain& domain, const StageWork& work, stencil::VarRange vars,
                    std::span<stencil::ExactSum> sums, int phase);
-  static void run_tasks(Domain& domain, std::span<const GhostTask> tasks, stencil::VarRange vars);
+  void run_tasks(Domain& domain, std::span<const GhostTask> tasks, stencil::VarRange vars) const;
 
   SweepSchedule schedule_;
   std::vector<std::vector<double>> scratch_;  // one per thread

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "stencil/isa_variants.hpp"
+
 namespace miniamr::stencil {
 
 namespace {
@@ -237,5 +239,22 @@ void fill_boundary(Block& block, int face, VarRange vars, bool with_edges) {
         rule.store(d, ib, ic, rule.load(d, ib, ic));
   }
 }
+
+// The instruction-set variants (kernel_set.hpp).
+#define MINIAMR_GHOST_VARIANTS(ns, tgt)                                                        \
+  MINIAMR_KERNEL_VARIANT(ns, tgt, void, fill_direct,                                           \
+                         (Block & d, const Block& s, const FaceLink& l, VarRange v, bool e),   \
+                         (d, s, l, v, e))                                                      \
+  MINIAMR_KERNEL_VARIANT(ns, tgt, void, fill_boundary, (Block & b, int f, VarRange v, bool e), \
+                         (b, f, v, e))                                                         \
+  MINIAMR_KERNEL_VARIANT(                                                                      \
+      ns, target, std::size_t, pack,                                                           \
+      (const Block& s, const FaceLink& l, VarRange v, bool e, std::span<double> o),            \
+      (s, l, v, e, o))                                                                         \
+  MINIAMR_KERNEL_VARIANT(                                                                      \
+      ns, target, std::size_t, unpack,                                                         \
+      (Block & d, const FaceLink& l, VarRange v, bool e, std::span<const double> i),           \
+      (d, l, v, e, i))
+MINIAMR_FOR_EACH_WIDER_ISA(MINIAMR_GHOST_VARIANTS)
 
 }  // namespace miniamr::stencil

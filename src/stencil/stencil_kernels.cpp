@@ -2,8 +2,8 @@
 
 #include <cassert>
 #include <cstddef>
-#include <cstring>
 
+#include "stencil/isa_variants.hpp"
 #include "stencil/lane_sum.hpp"
 #include "stencil/stencil_rows.hpp"
 
@@ -16,23 +16,26 @@ namespace {
 // computed into a dense scratch plane (ny rows of NZ) straight from the untouched block, and
 // written back one plane later, once plane i+1 (the last reader of old plane i) is done. That
 // copies ny*NZ cells per plane instead of a whole padded plane. The rows are written with
-// two-double vectors (GNU vector extension: SSE2 on the default x86-64 target) because the
-// auto-vectoriser leaves the fully unrolled 8-cell rows scalar. Every lane does the additions of
-// rows::seven_point in the same order, and the four vector accumulators are LaneSum's eight
-// lanes (cell k of a row into lane k % 8), combined as LaneSum::total() does, so values and the
-// returned sum are bitwise those of the generic sweep.
+// eight-double vectors (GNU vector extension), one per LaneSum group of 8 cells: the compiler
+// maps them to one AVX-512 register, two AVX2 or four SSE2 ones, whatever the instruction set of
+// the variant (kernel_set.hpp); the auto-vectoriser leaves the fully unrolled rows scalar. Every
+// lane does the additions of rows::seven_point in the same order, and the accumulator's eight
+// lanes are LaneSum's (cell k of a row into lane k % 8), combined as LaneSum::total() does, so
+// values and the returned sum are bitwise those of the generic sweep.
 #if defined(__GNUC__) || defined(__clang__)
 #define MINIAMR_STENCIL7_FIXED 1
-using v2d = double __attribute__((vector_size(16)));
+using v8d = double __attribute__((vector_size(64)));
+// The same vector at any double's address (rows are not 64-byte aligned). Accessed through a
+// pointer rather than load/store functions: a function taking or returning a 64-byte vector would
+// have a different ABI in the AVX-512 variant.
+using v8d_unaligned = double __attribute__((vector_size(64), aligned(8), may_alias));
 
-inline v2d load2(const double* p) {
-  v2d v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
+inline const v8d_unaligned& at8(const double* p) {
+  return *reinterpret_cast<const v8d_unaligned*>(p);
 }
 
-inline void store2(double* p, v2d v) {
-  std::memcpy(p, &v, sizeof v);
+inline v8d_unaligned& at8(double* p) {
+  return *reinterpret_cast<v8d_unaligned*>(p);
 }
 
 template <int NZ>
@@ -47,19 +50,19 @@ double stencil7_fixed(Block& block, int var, std::span<double> scratch) {
   assert(scratch.size() >= 2 * dense);
   double* u = block.var(var).data();
   double* buf[2] = {scratch.data(), scratch.data() + dense};
-  const v2d seven = {7.0, 7.0};
-  v2d lane[4] = {{0, 0}, {0, 0}, {0, 0}, {0, 0}};
+  const v8d seven = {7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0};
+  v8d lane = {0, 0, 0, 0, 0, 0, 0, 0};
   for (int i = 1; i <= nx + 1; ++i) {
     if (i <= nx) {
       const double* c = u + i * plane + r + 1;  // cell (i,1,1)
       double* o = buf[i & 1];
       for (int j = 0; j < ny; ++j, c += r, o += NZ) {
-        for (int k = 0; k < NZ; k += 2) {
-          const v2d v = (load2(c - plane + k) + load2(c + k - r) + load2(c + k - 1) + load2(c + k) +
-                         load2(c + k + 1) + load2(c + k + r) + load2(c + plane + k)) /
+        for (int k = 0; k < NZ; k += 8) {
+          const v8d v = (at8(c - plane + k) + at8(c + k - r) + at8(c + k - 1) + at8(c + k) +
+                         at8(c + k + 1) + at8(c + k + r) + at8(c + plane + k)) /
                         seven;
-          store2(o + k, v);
-          lane[(k / 2) % 4] += v;
+          at8(o + k) = v;
+          lane += v;
         }
       }
     }
@@ -67,11 +70,10 @@ double stencil7_fixed(Block& block, int var, std::span<double> scratch) {
       const double* o = buf[(i - 1) & 1];
       double* d = u + (i - 1) * plane + r + 1;
       for (int j = 0; j < ny; ++j, d += r, o += NZ)
-        for (int k = 0; k < NZ; k += 2) store2(d + k, load2(o + k));
+        for (int k = 0; k < NZ; k += 8) at8(d + k) = at8(o + k);
     }
   }
-  return ((lane[0][0] + lane[0][1]) + (lane[1][0] + lane[1][1])) +
-         ((lane[2][0] + lane[2][1]) + (lane[3][0] + lane[3][1]));
+  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
 }
 #endif
 
@@ -119,5 +121,13 @@ double interior_sum(const Block& block, int var) {
     for (int j = 1; j <= s.ny; ++j) sum.add_row(u + s.at(i, j, 1), s.nz);
   return sum.total();
 }
+
+// The instruction-set variants (kernel_set.hpp).
+#define MINIAMR_STENCIL_VARIANTS(ns, tgt)                                                     \
+  MINIAMR_KERNEL_VARIANT(ns, tgt, double, stencil7, (Block & b, int v, std::span<double> s),  \
+                         (b, v, s))                                                           \
+  MINIAMR_KERNEL_VARIANT(ns, tgt, double, stencil27, (Block & b, int v, std::span<double> s), \
+                         (b, v, s))
+MINIAMR_FOR_EACH_WIDER_ISA(MINIAMR_STENCIL_VARIANTS)
 
 }  // namespace miniamr::stencil

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "stencil/hash.hpp"
+#include "stencil/isa_variants.hpp"
 #include "stencil/lane_sum.hpp"
 #include "stencil/plane_sweep.hpp"
 #include "stencil/stencil_rows.hpp"
@@ -141,5 +142,13 @@ double stencil_variable(Block& block, int var, std::int64_t calc_stage,
     }
   }
 }
+
+// The instruction-set variants (kernel_set.hpp).
+#define MINIAMR_VARIABLE_VARIANTS(ns, tgt)                                                       \
+  MINIAMR_KERNEL_VARIANT(                                                                        \
+      ns, target, double, stencil_variable,                                                      \
+      (Block & b, int v, std::int64_t stage, const VariableCoeffs& coeffs, std::span<double> s), \
+      (b, v, stage, coeffs, s))
+MINIAMR_FOR_EACH_WIDER_ISA(MINIAMR_VARIABLE_VARIANTS)
 
 }  // namespace miniamr::stencil

@@ -36,6 +36,8 @@ CASES = [
       "--nz", "4", "--num_tsteps", "1", "--checksum_freq", "1", "--num_objects", "1"] + SPHERE,
      1, "difference too large"),
     (["--runtime", "foo"], 2, "--runtime must be static or dynamic, got 'foo'"),
+    (["--isa", "avx512"], 2,
+     "--isa must be auto, x86-64, x86-64-v3 or x86-64-v4, got 'avx512'"),
     (["--threads", "0"], 2, "--threads must be at least 1, got 0"),
     (["--threads", "-1"], 2, "--threads must be at least 1, got -1"),
     (["--task_order_seed", "-2"], 2, "--task_order_seed must be at least 0, got -2"),

@@ -161,6 +161,12 @@ TEST(Options, GivenMarkersAreSet) {
   EXPECT_DOUBLE_EQ(c.time, 0.25);
 }
 
+TEST(Options, IsaNamesALevel) {
+  EXPECT_EQ(cfg({}).isa, "auto");
+  EXPECT_EQ(cfg({"--isa", "x86-64-v3"}).isa, "x86-64-v3");
+  EXPECT_THROW(cfg({"--isa", "avx2"}), UsageError);
+}
+
 TEST(Options, EachFlagSetsItsField) {
   EXPECT_TRUE(cfg({"--report_diffusion"}).report_diffusion);
   EXPECT_TRUE(cfg({"--permute"}).permute);

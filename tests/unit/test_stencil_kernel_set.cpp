@@ -1,0 +1,141 @@
+// The instruction-set variants of the kernels: each level this CPU runs gives bitwise the
+// baseline's values and sums, for every stencil, the variable-work kernels and every ghost-fill
+// relation, on block shapes that take the fixed-row paths (nz 8, 16) and the generic ones. The
+// variants are distinct code: a level the CPU runs has its own functions.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "stencil/block.hpp"
+#include "stencil/ghost_fill.hpp"
+#include "stencil/kernel_set.hpp"
+#include "stencil/plane_sweep.hpp"
+#include "stencil/variable_kernels.hpp"
+
+namespace miniamr::stencil {
+namespace {
+
+// Values in [1, 2) with full mantissas, so every rounding difference shows.
+Block random_block(const BlockShape& shape, std::uint64_t seed) {
+  Block b(shape);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(1.0, 2.0);
+  for (std::size_t i = 0; i < shape.doubles(); ++i) b.data()[i] = u(rng);
+  return b;
+}
+
+bool same_bits(const Block& a, const Block& b) {
+  return std::memcmp(a.data(), b.data(), a.shape().doubles() * sizeof(double)) == 0;
+}
+
+std::vector<Isa> wider_supported() {
+  std::vector<Isa> out;
+  for (const Isa isa : {Isa::kAvx2, Isa::kAvx512})
+    if (isa_supported(isa)) out.push_back(isa);
+  return out;
+}
+
+const std::vector<BlockShape> kShapes{{8, 8, 8, 3}, {4, 6, 16, 2}, {5, 3, 7, 2}, {6, 4, 12, 12}};
+
+TEST(KernelSet, NamesRoundTrip) {
+  for (const Isa isa : {Isa::kBaseline, Isa::kAvx2, Isa::kAvx512})
+    EXPECT_EQ(parse_isa(isa_name(isa)), isa);
+  EXPECT_FALSE(parse_isa("avx512"));
+  EXPECT_TRUE(isa_supported(Isa::kBaseline));
+  EXPECT_TRUE(isa_supported(best_isa()));
+  EXPECT_EQ(kernel_set(Isa::kBaseline).isa, Isa::kBaseline);
+}
+
+TEST(KernelSet, VariantsAreTheirOwnCode) {
+  const KernelSet& base = kernel_set(Isa::kBaseline);
+  for (const Isa isa : wider_supported()) {
+    const KernelSet& k = kernel_set(isa);
+    EXPECT_EQ(k.isa, isa);
+    EXPECT_NE(k.stencil7, base.stencil7) << isa_name(isa);
+    EXPECT_NE(k.fill_direct, base.fill_direct) << isa_name(isa);
+  }
+}
+
+TEST(KernelSet, StencilsAreBitwiseTheBaselines) {
+  const KernelSet& base = kernel_set(Isa::kBaseline);
+  for (const Isa isa : wider_supported()) {
+    const KernelSet& k = kernel_set(isa);
+    for (const BlockShape& shape : kShapes) {
+      std::vector<double> scratch(stencil_scratch_size(shape));
+      for (const int points : {7, 27}) {
+        Block a = random_block(shape, 11), b = random_block(shape, 11);
+        for (int v = 0; v < shape.num_vars; ++v) {
+          const double sa = (points == 7 ? base.stencil7 : base.stencil27)(a, v, scratch);
+          const double sb = (points == 7 ? k.stencil7 : k.stencil27)(b, v, scratch);
+          EXPECT_EQ(std::bit_cast<std::uint64_t>(sa), std::bit_cast<std::uint64_t>(sb))
+              << isa_name(isa) << " stencil " << points << " nz " << shape.nz;
+        }
+        EXPECT_TRUE(same_bits(a, b))
+            << isa_name(isa) << " stencil " << points << " nz " << shape.nz;
+      }
+    }
+  }
+}
+
+TEST(KernelSet, VariableKernelsAreBitwiseTheBaselines) {
+  const KernelSet& base = kernel_set(Isa::kBaseline);
+  const BlockShape shape{6, 4, 12, 12};
+  const VariableCoeffs coeffs = make_variable_coeffs(shape.num_vars, 5);
+  std::vector<double> scratch(stencil_scratch_size(shape));
+  for (const Isa isa : wider_supported()) {
+    const KernelSet& k = kernel_set(isa);
+    for (std::int64_t stage = 0; stage < 6; ++stage) {
+      Block a = random_block(shape, 13), b = random_block(shape, 13);
+      for (int v = 0; v < shape.num_vars; ++v) {
+        const double sa = base.stencil_variable(a, v, stage, coeffs, scratch);
+        const double sb = k.stencil_variable(b, v, stage, coeffs, scratch);
+        EXPECT_EQ(std::bit_cast<std::uint64_t>(sa), std::bit_cast<std::uint64_t>(sb));
+      }
+      EXPECT_TRUE(same_bits(a, b)) << isa_name(isa) << " stage " << stage;
+    }
+  }
+}
+
+TEST(KernelSet, GhostFillsAreBitwiseTheBaselines) {
+  const KernelSet& base = kernel_set(Isa::kBaseline);
+  const VarRange vars{0, 2};
+  for (const Isa isa : wider_supported()) {
+    const KernelSet& k = kernel_set(isa);
+    for (const BlockShape& shape : kShapes) {
+      const Block src = random_block(shape, 17);
+      for (const GhostRelation rel : {GhostRelation::kSameLevel, GhostRelation::kCoarseToFine,
+                                      GhostRelation::kFineToCoarse}) {
+        for (int face = 0; face < 6; ++face) {
+          for (const bool edges : {false, true}) {
+            if (edges && rel != GhostRelation::kSameLevel) continue;
+            const FaceLink link{rel, face, {1, 0}};
+            const std::string what = std::string(isa_name(isa)) + " relation " +
+                                     std::to_string(int(rel)) + " face " + std::to_string(face);
+            Block a = random_block(shape, 19), b = random_block(shape, 19);
+            base.fill_direct(a, src, link, vars, edges);
+            k.fill_direct(b, src, link, vars, edges);
+            EXPECT_TRUE(same_bits(a, b)) << what;
+            std::vector<double> pa(packed_size(shape, rel, face / 2, vars.count(), edges));
+            std::vector<double> pb(pa.size());
+            EXPECT_EQ(base.pack(src, link, vars, edges, pa), k.pack(src, link, vars, edges, pb));
+            EXPECT_EQ(pa, pb) << what;
+            base.unpack(a, link, vars, edges, pa);
+            k.unpack(b, link, vars, edges, pb);
+            EXPECT_TRUE(same_bits(a, b)) << what;
+            base.fill_boundary(a, face, vars, edges);
+            k.fill_boundary(b, face, vars, edges);
+            EXPECT_TRUE(same_bits(a, b)) << what;
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace miniamr::stencil
