@@ -31,7 +31,7 @@ void StaticRuntime::plans_changed(const Domain& domain) {
 void StaticRuntime::fit_threads(const Domain& domain) {
   scratch_.resize(std::size_t(threads()));
   for (auto& s : scratch_) s.resize(stencil::stencil_scratch_size(domain.shape));
-  schedule_ = build_sweep_schedule(graph(domain, false), threads());
+  schedule_ = build_sweep_schedule(graph(domain, false), domain.shape, threads());
 }
 
 void StaticRuntime::sweep_block(Domain& domain, const StageWork& work, stencil::VarRange vars,
@@ -98,13 +98,28 @@ void StaticRuntime::sweep_all(Domain& domain, const StageWork& work, stencil::Va
 }
 
 void StaticRuntime::run_tasks(Domain& domain, std::span<const GhostTask> tasks,
-                              stencil::VarRange vars) const {
+                              stencil::VarRange vars) {
+  const stencil::KernelSet& k = kernels_.native();
+  const auto nv = std::size_t(vars.count());
+  const auto face = [&](const GhostTask& t) {
+    const std::size_t n =
+        stencil::packed_size(domain.shape, t.link.relation, t.link.face / 2, vars.count(), false);
+    return std::span(deferred_).subspan(t.slot * nv, n);
+  };
   for (const GhostTask& t : tasks) {
-    if (t.boundary) {
-      kernels_.native().fill_boundary(domain.blocks[t.dst], t.link.face, vars, false);
-    } else {
-      kernels_.native().fill_direct(domain.blocks[t.dst], domain.blocks[t.src], t.link, vars,
-                                    false);
+    switch (t.kind) {
+      case GhostTask::Kind::kDirect:
+        k.fill_direct(domain.blocks[t.dst], domain.blocks[t.src], t.link, vars, false);
+        break;
+      case GhostTask::Kind::kBoundary:
+        k.fill_boundary(domain.blocks[t.dst], t.link.face, vars, false);
+        break;
+      case GhostTask::Kind::kPack:
+        k.pack(domain.blocks[t.src], t.link, vars, false, face(t));
+        break;
+      case GhostTask::Kind::kUnpack:
+        k.unpack(domain.blocks[t.dst], t.link, vars, false, face(t));
+        break;
     }
   }
 }
@@ -116,6 +131,7 @@ void StaticRuntime::sweep_phase(Domain& domain, const StageWork& work, stencil::
   if (work.checksum) block_sums_.resize(domain.blocks.size() * std::size_t(vars.count()));
   const std::size_t begin = phase == 0 ? 0 : s.first_remote;
   const std::size_t end = phase == 0 ? s.first_remote : s.order.size();
+  deferred_.resize(s.deferred_per_var * std::size_t(vars.count()));
 #pragma omp parallel num_threads(s.threads) if (s.threads > 1)
   {
     const auto t = std::size_t(thread_index());

@@ -52,13 +52,14 @@ class StaticRuntime final : public MeshRuntime {
   // on-rank ghost tasks run just before it.
   void sweep_phase(Domain& domain, const StageWork& work, stencil::VarRange vars,
                    std::span<stencil::ExactSum> sums, int phase);
-  void run_tasks(Domain& domain, std::span<const GhostTask> tasks, stencil::VarRange vars) const;
+  void run_tasks(Domain& domain, std::span<const GhostTask> tasks, stencil::VarRange vars);
 
   SweepSchedule schedule_;
   std::vector<std::vector<double>> scratch_;  // one per thread
   std::vector<double> block_sums_;            // per block and variable of one sweep
-  std::vector<Halo> halos_;                   // one per comm group
-  std::vector<double> stage_cost_;            // seconds of each block in the current stage
+  std::vector<double> deferred_;    // faces packed at their sender's sweep (SweepSchedule)
+  std::vector<Halo> halos_;         // one per comm group
+  std::vector<double> stage_cost_;  // seconds of each block in the current stage
 };
 
 }  // namespace miniamr::runtime

@@ -5,7 +5,8 @@
 
 namespace miniamr::runtime {
 
-SweepSchedule build_sweep_schedule(const StageGraph& graph, int threads) {
+SweepSchedule build_sweep_schedule(const StageGraph& graph, const stencil::BlockShape& shape,
+                                   int threads) {
   assert(graph.groups == 1);
   const std::size_t blocks = graph.blocks;
   SweepSchedule s;
@@ -33,17 +34,23 @@ SweepSchedule build_sweep_schedule(const StageGraph& graph, int threads) {
   };
 
   std::vector<std::vector<GhostTask>> at(blocks);
+  using Kind = GhostTask::Kind;
   for (std::size_t dst = 0; dst < blocks; ++dst) {
     for (const GhostFill& f : graph.fills[graph.node(dst, 0)]) {
       if (f.kind == GhostFill::Kind::kBoundary) {
-        at[pos[dst]].push_back({dst, dst, f.link, true});
+        at[pos[dst]].push_back({dst, dst, f.link, Kind::kBoundary});
       } else if (f.kind == GhostFill::Kind::kLocal) {
-        const GhostTask task{dst, f.src, f.link, false};
         const std::size_t pd = pos[dst], ps = pos[f.src];
-        if (chunk(pd) == chunk(ps)) {
-          at[std::min(pd, ps)].push_back(task);
+        if (chunk(pd) != chunk(ps)) {
+          s.early.push_back({dst, f.src, f.link, Kind::kDirect});
+        } else if (pd <= ps) {
+          at[pd].push_back({dst, f.src, f.link, Kind::kDirect});
         } else {
-          s.early.push_back(task);
+          const std::size_t slot = s.deferred_per_var;
+          s.deferred_per_var +=
+              stencil::packed_size(shape, f.link.relation, f.link.face / 2, 1, false);
+          at[ps].push_back({dst, f.src, f.link, Kind::kPack, slot});
+          at[pd].push_back({dst, f.src, f.link, Kind::kUnpack, slot});
         }
       }
     }

@@ -1,9 +1,14 @@
 // The static mapper's order for the 7-point stage graph: blocks swept in curve order (those
 // whose ghosts all come from this rank first, while messages are in flight), each Fill node
-// split into its on-rank faces and every face filled at the sweep of whichever of its two
-// blocks comes first. That is a topological order of the graph refined to single faces: a face
-// is written just before the block that needs it is swept (while in cache), and it still reads
-// values from before this stage.
+// split into its on-rank faces, every face filled before either of its two blocks is swept
+// (so it still reads values from before this stage), and written while the receiver is hot:
+//   * the sender is swept later: the receiver fills the face from it directly, at its own sweep;
+//   * the sender is swept first: at the sender's sweep the face is packed into a compact buffer
+//     (what the receiver needs, level changes applied), and the receiver unpacks it at its own
+//     sweep. Writing the ghosts straight into the later block would touch every cache line of
+//     it (a z face has one ghost per row) long before its sweep, which measured as the largest
+//     cost of a stage; the packed face is a few contiguous lines, and packed and direct fills
+//     give the same bits (stencil/ghost_fill.hpp).
 #pragma once
 
 #include <cstddef>
@@ -15,10 +20,17 @@ namespace miniamr::runtime {
 
 // An on-rank ghost fill: a link between two blocks, or a domain-boundary face of `dst`.
 struct GhostTask {
+  enum class Kind {
+    kDirect,    // src -> dst ghosts
+    kBoundary,  // dst's domain-boundary face
+    kPack,      // src's face for dst -> the deferred-face buffer
+    kUnpack,    // the deferred-face buffer -> dst ghosts
+  };
   std::size_t dst = 0;
   std::size_t src = 0;
   stencil::FaceLink link;
-  bool boundary = false;
+  Kind kind = Kind::kDirect;
+  std::size_t slot = 0;  // kPack, kUnpack: offset in the deferred-face buffer per variable
 };
 
 struct SweepSchedule {
@@ -31,9 +43,13 @@ struct SweepSchedule {
   std::vector<GhostTask> early;         // links between two threads' blocks: filled up front
   std::vector<std::size_t> task_begin;  // tasks of position p: [task_begin[p], task_begin[p+1])
   std::vector<GhostTask> tasks;
+  // Doubles per variable of every deferred face: the buffer holds this times the variables of
+  // a sweep, and face `slot` of it starts at slot times those variables.
+  std::size_t deferred_per_var = 0;
 };
 
-// `graph` describes a face-only stencil (one axis group).
-SweepSchedule build_sweep_schedule(const StageGraph& graph, int threads);
+// `graph` describes a face-only stencil (one axis group) of blocks of `shape`.
+SweepSchedule build_sweep_schedule(const StageGraph& graph, const stencil::BlockShape& shape,
+                                   int threads);
 
 }  // namespace miniamr::runtime

@@ -1,5 +1,6 @@
 // The sweep schedule must fill every on-rank ghost face exactly once, before either of its two
-// blocks is swept, and only from one thread's own blocks (or up front).
+// blocks is swept, and only from one thread's own blocks (or up front); a face deferred through
+// the packed buffer is packed at its sender's sweep and unpacked at its receiver's.
 #include <algorithm>
 #include <map>
 #include <random>
@@ -32,36 +33,74 @@ GhostPlan random_plan(std::size_t blocks, std::mt19937& rng) {
 
 TEST(SweepSchedule, EveryFaceOnceAndBeforeBothSweeps) {
   std::mt19937 rng(3);
+  const miniamr::stencil::BlockShape shape{2, 2, 2, 1};
+  using Kind = GhostTask::Kind;
   for (const int threads : {1, 2, 3}) {
     for (const std::size_t blocks : {1u, 2u, 7u, 40u}) {
       const GhostPlan plan = random_plan(blocks, rng);
-      const StageGraph graph = build_stage_graph(plan, {2, 2, 2, 1}, blocks, false);
-      const SweepSchedule s = build_sweep_schedule(graph, threads);
+      const StageGraph graph = build_stage_graph(plan, shape, blocks, false);
+      const SweepSchedule s = build_sweep_schedule(graph, shape, threads);
       ASSERT_EQ(s.order.size(), blocks);
       std::vector<std::size_t> pos(blocks);
       for (std::size_t p = 0; p < blocks; ++p) pos[s.order[p]] = p;
       for (std::size_t p = 0; p < blocks; ++p)
         EXPECT_EQ(plan.needs_remote[s.order[p]] != 0, p >= s.first_remote);
+      const auto chunk = [&](std::size_t q) {
+        return threads == 1
+                   ? 0
+                   : std::upper_bound(s.bounds.begin(), s.bounds.end(), q) - s.bounds.begin();
+      };
 
-      // Count every task, scheduled or early, against the plan.
-      std::map<std::tuple<std::size_t, std::size_t, int, bool>, int> seen;
-      for (const GhostTask& t : s.early) ++seen[{t.dst, t.src, t.link.face, t.boundary}];
+      // Count every face that reaches its receiver, scheduled or early, against the plan.
+      using Face = std::tuple<std::size_t, std::size_t, int, bool>;
+      std::map<Face, int> seen;
+      for (const GhostTask& t : s.early) {
+        EXPECT_EQ(t.kind, Kind::kDirect);
+        ++seen[{t.dst, t.src, t.link.face, false}];
+      }
+      std::map<std::size_t, Face> packed;  // slot -> the face packed there, not yet unpacked
+      std::vector<std::pair<std::size_t, std::size_t>> slots;  // [begin, end) per packed face
       for (std::size_t p = 0; p < blocks; ++p) {
         for (std::size_t k = s.task_begin[p]; k < s.task_begin[p + 1]; ++k) {
           const GhostTask& t = s.tasks[k];
-          ++seen[{t.dst, t.src, t.link.face, t.boundary}];
-          EXPECT_LE(p, pos[t.dst]);  // before the receiver is swept ...
-          EXPECT_LE(p, pos[t.src]);  // ... and before the sender's values change
-          if (threads > 1) {
-            // ... and by the thread that sweeps both blocks.
-            const auto chunk = [&](std::size_t q) {
-              return std::upper_bound(s.bounds.begin(), s.bounds.end(), q) - s.bounds.begin();
-            };
-            EXPECT_EQ(chunk(pos[t.dst]), chunk(pos[t.src]));
+          const Face face{t.dst, t.src, t.link.face, t.kind == Kind::kBoundary};
+          switch (t.kind) {
+            case Kind::kBoundary:
+            case Kind::kDirect:
+              // At the receiver's sweep, before the sender's values change.
+              EXPECT_EQ(p, pos[t.dst]);
+              EXPECT_LE(p, pos[t.src]);
+              ++seen[face];
+              break;
+            case Kind::kPack:
+              // At the sender's sweep, for a receiver swept later by the same thread.
+              EXPECT_EQ(p, pos[t.src]);
+              EXPECT_LT(p, pos[t.dst]);
+              EXPECT_EQ(chunk(pos[t.dst]), chunk(pos[t.src]));
+              EXPECT_TRUE(packed.emplace(t.slot, face).second) << "slot used twice";
+              slots.emplace_back(t.slot,
+                                 t.slot + miniamr::stencil::packed_size(shape, t.link.relation,
+                                                                        t.link.face / 2, 1, false));
+              break;
+            case Kind::kUnpack: {
+              EXPECT_EQ(p, pos[t.dst]);
+              const auto it = packed.find(t.slot);
+              ASSERT_NE(it, packed.end()) << "unpacked before it was packed";
+              EXPECT_EQ(it->second, face);
+              packed.erase(it);
+              ++seen[face];
+              break;
+            }
           }
         }
       }
-      std::map<std::tuple<std::size_t, std::size_t, int, bool>, int> want;
+      EXPECT_TRUE(packed.empty()) << "a packed face was never unpacked";
+      std::sort(slots.begin(), slots.end());
+      for (std::size_t k = 0; k < slots.size(); ++k) {
+        EXPECT_LE(slots[k].second, k + 1 < slots.size() ? slots[k + 1].first : s.deferred_per_var)
+            << "deferred faces overlap or overflow the buffer";
+      }
+      std::map<Face, int> want;
       for (const auto& axis : plan.local)
         for (const LocalLink& l : axis) ++want[{l.dst, l.src, l.link.face, false}];
       for (const auto& axis : plan.boundary)

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""A stage's memory traffic against the machine's copy bandwidth, measured in one invocation.
+
+Alternates, --reps times: the STREAM-like copy (bench/stream_copy, --copy-threads threads) and
+miniamr on a deck (--np ranks x 1 thread), whose results give effective_bandwidth_gbs (16 bytes
+per cell-variable update over the time in stages). Prints each run, then the medians, spreads
+and the ratio stage / copy.
+
+  bench/stage_bandwidth.py --build build --deck inputs/two_spheres.deck --np 2 \\
+      --reps 3 -- --num_tsteps 20 --num_vars 40
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+
+def spread(xs):
+    return f"{min(xs):.2f}..{max(xs):.2f}"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--build", default="build", help="the build folder (miniamr, bench/stream_copy)")
+    p.add_argument("--deck", required=True)
+    p.add_argument("--np", type=int, default=2, help="miniamr ranks (1 thread each)")
+    p.add_argument("--copy-threads", type=int, default=2)
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("miniamr_args", nargs="*", help="more miniamr options, after --")
+    a = p.parse_args()
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    copy, stage = [], []
+    with tempfile.TemporaryDirectory() as work:
+        results = os.path.join(work, "results.yaml")
+        for rep in range(a.reps):
+            out = subprocess.run([os.path.join(a.build, "bench", "stream_copy")], check=True,
+                                 capture_output=True, text=True,
+                                 env=dict(env, OMP_NUM_THREADS=str(a.copy_threads))).stdout
+            copy.append(float(out.split()[1]))
+            cmd = ["mpirun", "-np", str(a.np), "--bind-to", "core",
+                   os.path.join(a.build, "miniamr"), a.deck, "--threads", "1", "--quiet",
+                   "--results", results] + a.miniamr_args
+            subprocess.run(cmd, check=True, capture_output=True, env=env)
+            with open(results) as f:
+                r = yaml.safe_load(f)
+            stage.append(float(r["effective_bandwidth_gbs"]))
+            print(f"rep {rep + 1}: copy {copy[-1]:.2f} GB/s ({a.copy_threads} threads), stage "
+                  f"{stage[-1]:.2f} GB/s ({a.np} ranks, kernels {r.get('kernel_isa')})", flush=True)
+    c, s = statistics.median(copy), statistics.median(stage)
+    print(f"copy  median {c:.2f} GB/s ({spread(copy)})")
+    print(f"stage median {s:.2f} GB/s ({spread(stage)})")
+    print(f"stage / copy {s / c:.3f} (per rep: "
+          f"{', '.join(f'{x / y:.3f}' for x, y in zip(stage, copy))})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
