@@ -61,6 +61,7 @@ struct Config {
   int stencil = 7;
   bool kokkos = false;       // stencils through the Kokkos back end (when built with it)
   std::string isa = "auto";  // instruction-set level of the native kernels, or auto
+  int sweep_vars = 4;        // static, 7-point: variables per pass over the blocks
   int error_tol = 8;
   bool report_diffusion = false;
 

@@ -201,6 +201,7 @@ int run_checked(const std::vector<std::string>& args, bool root) {
       config.kokkos ? runtime::KernelBackend::kKokkos : runtime::KernelBackend::kNative;
   options.isa = kernel_isa(config.isa, MPI_COMM_WORLD);
   options.threads = threads;
+  options.sweep_vars = config.sweep_vars;
   options.order_seed = std::uint64_t(config.task_order_seed);
   int ranks = 1, me = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);

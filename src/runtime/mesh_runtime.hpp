@@ -29,6 +29,11 @@ struct RuntimeOptions {
   KernelBackend kernels = KernelBackend::kNative;
   stencil::Isa isa = stencil::Isa::kBaseline;  // of the native kernels; must be supported
   int threads = 0;  // worker threads per rank (0: OpenMP's current count)
+  // Static, face-only stencils: variables filled and swept per pass over the blocks. One keeps
+  // a variable of a block in L1 from its ghost fills to its sweep, but every block then starts
+  // a new short memory stream per variable; a few contiguous variables per pass let the
+  // hardware prefetcher run (4 to 16 measured 25-35% faster than 1 on 8^3 blocks, 40 variables).
+  int sweep_vars = 4;
   // Dynamic: non-zero picks ready tasks in a random order drawn from this seed (testing).
   std::uint64_t order_seed = 0;
   // Emulated heterogeneity: this rank's work takes slow_factor times as long, plus noise.

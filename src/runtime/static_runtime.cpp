@@ -268,26 +268,27 @@ void StaticRuntime::stage(Domain& domain, const StageWork& work,
 
   if (!work.reads_edges()) {
     // Face ghosts only. The groups' variables are independent, so every group's messages are
-    // posted at once and waited for only when that group is swept. Then one variable at a time:
-    // each on-rank face is filled right before the first sweep of its two blocks (the
-    // schedule), so the data are swept while in cache; the self-contained blocks are swept
-    // before the group's messages are waited for.
+    // posted at once and waited for only when that group is swept. Then a few variables at a
+    // time (sweep_vars): each on-rank face is filled right before the first sweep of its two
+    // blocks (the schedule), so the data are swept while in cache; the self-contained blocks
+    // are swept before the group's messages are waited for.
     const StageGraph& g = graph(domain, false);
     for (std::size_t k = 0; k < groups.size(); ++k) begin_halo(domain, g, 0, groups[k], halos_[k]);
     for (std::size_t k = 0; k < groups.size(); ++k) {
-      for (int v = groups[k].v0; v < groups[k].v1; ++v) {
-        const stencil::VarRange one{v, v + 1};
+      const int step = std::max(1, options_.sweep_vars);
+      for (int v = groups[k].v0; v < groups[k].v1; v += step) {
+        const stencil::VarRange pass{v, std::min(v + step, groups[k].v1)};
         {
           MINIAMR_TIMED(timers_, kCommunicate);
           const auto& early = schedule_.early;
 #pragma omp parallel for schedule(static) num_threads(schedule_.threads) if (schedule_.threads > 1)
           for (std::ptrdiff_t e = 0; e < std::ptrdiff_t(early.size()); ++e)
-            run_tasks(domain, std::span(&early[std::size_t(e)], 1), one);
+            run_tasks(domain, std::span(&early[std::size_t(e)], 1), pass);
         }
-        sweep_phase(domain, work, one, sums, 0);
+        sweep_phase(domain, work, pass, sums, 0);
         if (v == groups[k].v0) wait_receives(halos_[k]);
-        unpack(domain, g, 0, groups[k], one, halos_[k]);
-        sweep_phase(domain, work, one, sums, 1);
+        unpack(domain, g, 0, groups[k], pass, halos_[k]);
+        sweep_phase(domain, work, pass, sums, 1);
       }
     }
     for (Halo& h : halos_) end_halo(h);

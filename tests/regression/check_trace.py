@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """--trace: the Chrome trace of a 2-rank run is valid JSON with task and message events, and the
 dynamic runtime has send and recv events and no stage barrier (a rank starts some task of stage s+1 before its last task
-of stage s has ended). The static runtime's trace is valid too and both give the same field.
+of stage s has ended). The static runtime's trace is valid too, its sweeps cover --sweep_vars
+variables each, and both give the same field.
 
   check_trace.py --miniamr BIN --deck DECK
 """
@@ -22,7 +23,9 @@ def run_traced(miniamr, deck, runtime, work, env, attempt=1):
     os.mkdir(wdir)
     cmd = ["mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none", os.path.abspath(miniamr),
            os.path.abspath(deck), "--runtime", runtime, "--threads", "2", "--num_tsteps", "6",
-           "--trace", "t.json", "--report_perf", "1"]
+           "--num_vars", "4", "--trace", "t.json", "--report_perf", "1"]
+    if runtime == "static":
+        cmd += ["--sweep_vars", "3"]
     run = subprocess.run(cmd, cwd=wdir, env=env, capture_output=True, text=True, timeout=300)
     if run.returncode != 0:
         return None, None, [f"{' '.join(cmd)}: exit status {run.returncode}\n{run.stdout[-2000:]}"
@@ -64,6 +67,12 @@ def check_tasks(events, runtime):
     pids = {e["pid"] for e in events if e.get("ph") == "X"}
     if not {0, 1} <= pids:
         problems.append(f"{runtime}: pids {sorted(pids)}, want 0 and 1")
+    if runtime == "static":
+        # --sweep_vars 3 over 4 variables: passes of 3 variables, then 1.
+        widths = sorted({e["args"].get("vars") for e in tasks if e["name"] == "sweep"
+                         and isinstance(e.get("args"), dict)}, key=str)
+        if widths != [1, 3]:
+            problems.append(f"static: sweeps of {widths} variables, want 3 and 1 (--sweep_vars 3)")
     # (the static runtime traces its sweeps only; messages are the dynamic runtime's tasks)
     for name in ("send", "recv") if runtime == "dynamic" else ():
         if not any(e.get("cat") == "message" and e["name"] == name for e in events):

@@ -167,6 +167,12 @@ TEST(Options, IsaNamesALevel) {
   EXPECT_THROW(cfg({"--isa", "avx2"}), UsageError);
 }
 
+TEST(Options, SweepVarsIsPositive) {
+  EXPECT_EQ(cfg({}).sweep_vars, 4);
+  EXPECT_EQ(cfg({"--sweep_vars", "1"}).sweep_vars, 1);
+  EXPECT_THROW(cfg({"--sweep_vars", "0"}), UsageError);
+}
+
 TEST(Options, EachFlagSetsItsField) {
   EXPECT_TRUE(cfg({"--report_diffusion"}).report_diffusion);
   EXPECT_TRUE(cfg({"--permute"}).permute);
