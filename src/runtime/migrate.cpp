@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "runtime/sparse_exchange.hpp"
+#include "stencil/pages.hpp"
 
 namespace miniamr::runtime {
 
@@ -78,6 +79,8 @@ std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communi
       if (first >= blocks.size()) continue;
       const std::size_t last = std::min(blocks.size(), first + per_round);
       auto& buf = outgoing[rank];
+      buf.reserve((last - first) * bytes);
+      stencil::map_pages(buf.data(), buf.capacity());  // written in full twice: zeroed, packed
       buf.resize((last - first) * bytes);
       for (std::size_t k = first; k < last; ++k) {
         const std::size_t i = blocks[k];

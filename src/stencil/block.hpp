@@ -11,6 +11,8 @@
 #include <new>
 #include <span>
 
+#include "stencil/pages.hpp"
+
 namespace miniamr::stencil {
 
 struct BlockShape {
@@ -73,8 +75,10 @@ class Block {
     void operator()(double* p) const { ::operator delete[](p, std::align_val_t{64}); }
   };
   static std::unique_ptr<double[], AlignedFree> allocate(std::size_t n) {
-    return std::unique_ptr<double[], AlignedFree>(
+    std::unique_ptr<double[], AlignedFree> p(
         static_cast<double*>(::operator new[](n * sizeof(double), std::align_val_t{64})));
+    map_pages(p.get(), n * sizeof(double));  // all of it is written right away
+    return p;
   }
 
   BlockShape shape_{};
