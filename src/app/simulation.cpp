@@ -17,6 +17,7 @@
 #include "octree/refine.hpp"
 #include "runtime/exact_reduce.hpp"
 #include "sfc/partition.hpp"
+#include "stencil/block_pool.hpp"
 #include "stencil/hash.hpp"
 #include "stencil/init_values.hpp"
 #include "stencil/split_coarsen.hpp"
@@ -133,7 +134,6 @@ void Simulation::apply_plan(const octree::AdaptPlan& plan) {
   std::vector<stencil::Block> old = std::move(domain_.blocks);
   std::vector<double> old_cost = std::move(domain_.cost);
   std::vector<stencil::Block> fresh;
-  domain_.cost.clear();
   // Splitting and merging involve no other rank, so an allocation failure here can end every
   // rank cleanly (the next step, mesh_changed, is collective).
   all_or_none(runtime_.comm().get(), fmt::format("refining the mesh at timestep {}", timestep_),
@@ -146,33 +146,38 @@ void Simulation::apply_plan(const octree::AdaptPlan& plan) {
 void Simulation::build_blocks(const octree::AdaptPlan& plan, std::vector<stencil::Block>& old,
                               std::span<const double> old_cost,
                               std::vector<stencil::Block>& fresh) {
-  fresh.reserve(plan.keys.size());
-  domain_.cost.reserve(plan.keys.size());
-  for (std::size_t i = 0; i < plan.keys.size(); ++i) {
+  const std::size_t n = plan.keys.size();
+  fresh.resize(n);
+  domain_.cost.assign(n, 0.0);
+  stencil::BlockPool& pool = domain_.spare;
+  // Merges first: each frees eight blocks and takes one, so the splits after them make their
+  // children in storage that is already mapped. Every new block depends only on old ones, so
+  // the order of making them changes no value.
+  for (std::size_t i = 0; i < n; ++i) {
     const octree::Origin& o = plan.origin[i];
-    switch (o.kind) {
-      case octree::Origin::kKept:
-        fresh.push_back(std::move(old[o.old_index]));
-        domain_.cost.push_back(old_cost[o.old_index]);
-        break;
-      case octree::Origin::kSplit:
-        fresh.push_back(stencil::split_child(old[o.old_index], o.octant));
-        domain_.cost.push_back(old_cost[o.old_index]);           // same cells, same work
-        if (o.octant == 7) old[o.old_index] = stencil::Block();  // release the parent's storage
-        break;
-      case octree::Origin::kMerged: {
-        std::array<const stencil::Block*, 8> children{};
-        double cost = 0;
-        for (std::size_t c = 0; c < 8; ++c) {
-          children[c] = &old[o.old_index + c];
-          cost += old_cost[o.old_index + c] / 8;
-        }
-        fresh.push_back(stencil::coarsen(children));
-        domain_.cost.push_back(cost);
-        for (std::size_t c = 0; c < 8; ++c) old[o.old_index + c] = stencil::Block();
-        break;
+    if (o.kind == octree::Origin::kKept) {
+      fresh[i] = std::move(old[o.old_index]);
+      domain_.cost[i] = old_cost[o.old_index];
+    } else if (o.kind == octree::Origin::kMerged) {
+      std::array<const stencil::Block*, 8> children{};
+      double cost = 0;
+      for (std::size_t c = 0; c < 8; ++c) {
+        children[c] = &old[o.old_index + c];
+        cost += old_cost[o.old_index + c] / 8;
       }
+      fresh[i] = pool.take(domain_.shape);
+      stencil::coarsen_into(children, fresh[i]);
+      domain_.cost[i] = cost;
+      for (std::size_t c = 0; c < 8; ++c) pool.give(old[o.old_index + c]);
     }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const octree::Origin& o = plan.origin[i];
+    if (o.kind != octree::Origin::kSplit) continue;
+    fresh[i] = pool.take(domain_.shape);
+    stencil::split_child_into(old[o.old_index], o.octant, fresh[i]);
+    domain_.cost[i] = old_cost[o.old_index];         // same cells, same work
+    if (o.octant == 7) pool.give(old[o.old_index]);  // the eighth child was the last reader
   }
 }
 
@@ -194,8 +199,8 @@ bool Simulation::refine_iteration(int ts) {
   stats_.closure_changes_sent += runtime_.comm().sum(closure.changes_sent);
   const octree::AdaptPlan plan = octree::plan_adapt(domain_.leaves, marks);
 
-  // Splits come before merges, and a parent is released after its eighth child is made, so the
-  // peak is the old blocks plus 7 per split plus the parent being split.
+  // Merges come before splits, and a parent is released after its eighth child is made, so the
+  // peak is at most the old blocks plus 7 per split plus the parent being split.
   const std::int64_t peak =
       std::int64_t(domain_.leaves.size()) + 7 * plan.splits + (plan.splits > 0 ? 1 : 0);
   stats_.max_blocks_rank = std::max(stats_.max_blocks_rank, peak);

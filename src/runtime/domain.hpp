@@ -6,6 +6,7 @@
 #include "octree/key.hpp"
 #include "octree/leaf_set.hpp"
 #include "stencil/block.hpp"
+#include "stencil/block_pool.hpp"
 
 namespace miniamr::runtime {
 
@@ -15,6 +16,7 @@ struct Domain {
   octree::LeafSet leaves;              // this rank's leaves, sorted along the Morton curve
   std::vector<stencil::Block> blocks;  // blocks[i] holds the data of leaves[i]
   std::vector<double> cost;            // measured seconds per stage of each block (moving average)
+  stencil::BlockPool spare;            // storage of blocks that left, for the next ones made
 };
 
 }  // namespace miniamr::runtime

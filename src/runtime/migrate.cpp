@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "runtime/sparse_exchange.hpp"
+#include "stencil/pages.hpp"
 
 namespace miniamr::runtime {
 
@@ -38,9 +39,14 @@ void unpack_block(const std::byte* in, octree::Key& key, double& cost, stencil::
   std::memcpy(&key, in, sizeof key);
   std::memcpy(&cost, in + 16, sizeof cost);
   const std::byte* p = in + kHeader;
-  const std::size_t var_bytes = block.shape().cells() * sizeof(double);
-  for (int v = 0; v < block.shape().num_vars; ++v, p += var_bytes)
+  const stencil::BlockShape& s = block.shape();
+  const std::size_t var_bytes = s.cells() * sizeof(double);
+  for (int v = 0; v < s.num_vars; ++v, p += var_bytes) {
     std::memcpy(block.var(v).data(), p, var_bytes);
+    // The padding to the next variable is not sent; recycled storage may hold anything there.
+    double* const cells = block.data() + std::size_t(v) * s.var_stride();
+    std::fill(cells + s.cells(), cells + s.var_stride(), 0.0);
+  }
 }
 
 std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communicator& comm) {
@@ -59,9 +65,9 @@ std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communi
       leaving[targets[i]].push_back(i);
     }
   }
-  // Rounds of at most kChunkBytes per destination: a block is packed (and freed) only in its
-  // round, and each message becomes blocks as it arrives, so at the peak a rank holds its
-  // blocks plus one chunk going out and one coming in.
+  // Rounds of at most kChunkBytes per destination: a block is packed (and its storage kept for
+  // arrivals) only in its round, and each message becomes blocks as it arrives, so at the peak
+  // a rank holds its blocks plus one chunk going out and one coming in.
   const std::size_t per_round = std::max<std::size_t>(1, kChunkBytes / bytes);
   std::int64_t sent = 0;
   std::size_t round = 0;
@@ -73,19 +79,22 @@ std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communi
       if (first >= blocks.size()) continue;
       const std::size_t last = std::min(blocks.size(), first + per_round);
       auto& buf = outgoing[rank];
+      buf.reserve((last - first) * bytes);
+      stencil::map_pages(buf.data(), buf.capacity());  // written in full twice: zeroed, packed
       buf.resize((last - first) * bytes);
       for (std::size_t k = first; k < last; ++k) {
         const std::size_t i = blocks[k];
         pack_block(domain.leaves[i], domain.cost[i], domain.blocks[i],
                    buf.data() + (k - first) * bytes);
-        domain.blocks[i] = stencil::Block();
+        domain.spare.give(domain.blocks[i]);
         ++sent;
       }
       more = more || last < blocks.size();
     }
     sparse_exchange(comm.get(), outgoing, kMigrateTag, [&](Parcel<std::byte>&& p) {
       for (std::size_t off = 0; off < p.items.size(); off += bytes) {
-        Entry e{{}, 0.0, stencil::Block(domain.shape)};
+        // unpack_block writes every cell, so recycled storage needs no clearing.
+        Entry e{{}, 0.0, domain.spare.take(domain.shape)};
         unpack_block(p.items.data() + off, e.key, e.cost, e.block);
         entries.push_back(std::move(e));
       }

@@ -12,6 +12,8 @@
 
 #include <mpi.h>
 
+#include "stencil/pages.hpp"
+
 namespace miniamr::runtime {
 
 template <class T>
@@ -43,7 +45,11 @@ void sparse_exchange(MPI_Comm comm, const std::map<int, std::vector<T>>& outgoin
     if (arrived) {
       int bytes = 0;
       MPI_Get_count(&status, MPI_BYTE, &bytes);
-      Parcel<T> p{status.MPI_SOURCE, std::vector<T>(std::size_t(bytes) / sizeof(T))};
+      Parcel<T> p{status.MPI_SOURCE, {}};
+      // Migration messages run to megabytes: their pages are mapped in one call, not by faults.
+      p.items.reserve(std::size_t(bytes) / sizeof(T));
+      stencil::map_pages(p.items.data(), p.items.capacity() * sizeof(T));
+      p.items.resize(std::size_t(bytes) / sizeof(T));
       MPI_Recv(p.items.data(), bytes, MPI_BYTE, status.MPI_SOURCE, tag, comm, MPI_STATUS_IGNORE);
       on_parcel(std::move(p));
       continue;

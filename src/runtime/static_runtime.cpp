@@ -24,14 +24,17 @@ std::uint64_t work_id(const StageWork& work, stencil::VarRange vars, std::size_t
 StaticRuntime::StaticRuntime(MPI_Comm parent, RuntimeOptions options)
     : MeshRuntime(parent, options) {}
 
-void StaticRuntime::plans_changed(const Domain& domain) {
-  fit_threads(domain);
+void StaticRuntime::plans_changed(const Domain&) {
+  // Built when the next stages run: a refinement step changes the mesh several times (each
+  // iteration, family gathering, rebalancing) before any stage needs a schedule.
+  schedule_stale_ = true;
 }
 
 void StaticRuntime::fit_threads(const Domain& domain) {
   scratch_.resize(std::size_t(threads()));
   for (auto& s : scratch_) s.resize(stencil::stencil_scratch_size(domain.shape));
   schedule_ = build_sweep_schedule(graph(domain, false), domain.shape, threads());
+  schedule_stale_ = false;
 }
 
 void StaticRuntime::sweep_block(Domain& domain, const StageWork& work, stencil::VarRange vars,
@@ -312,7 +315,7 @@ void StaticRuntime::stage(Domain& domain, const StageWork& work,
 std::vector<std::vector<double>> StaticRuntime::run_stages(Domain& domain,
                                                            std::span<const StageWork> stages) {
   // The host may change the thread count between two mesh changes.
-  if (int(scratch_.size()) != threads()) fit_threads(domain);
+  if (schedule_stale_ || int(scratch_.size()) != threads()) fit_threads(domain);
   std::vector<std::vector<double>> totals(stages.size());
   // A stage's checksum reduction stays in flight while the next stage runs.
   std::optional<SumReduction> pending;

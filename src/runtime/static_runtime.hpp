@@ -55,6 +55,7 @@ class StaticRuntime final : public MeshRuntime {
   void run_tasks(Domain& domain, std::span<const GhostTask> tasks, stencil::VarRange vars);
 
   SweepSchedule schedule_;
+  bool schedule_stale_ = true;                // the mesh changed since schedule_ was built
   std::vector<std::vector<double>> scratch_;  // one per thread
   std::vector<double> block_sums_;            // per block and variable of one sweep
   std::vector<double> deferred_;    // faces packed at their sender's sweep (SweepSchedule)

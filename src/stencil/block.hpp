@@ -1,6 +1,7 @@
 // What a block holds: num_vars variables of (nx+2)(ny+2)(nz+2) cells (one ghost layer). Each
 // variable's cells are contiguous, z fastest, and start on a 64-byte boundary so inner loops
-// vectorise; blocks are value types that own their storage (no preallocated pool).
+// vectorise; blocks are value types that own their storage (no preallocated pool, though the
+// mesh recycles the storage of blocks that leave it: block_pool.hpp).
 #pragma once
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include <memory>
 #include <new>
 #include <span>
+
+#include "stencil/pages.hpp"
 
 namespace miniamr::stencil {
 
@@ -47,6 +50,9 @@ class Block {
     if (this != &o) *this = Block(o);
     return *this;
   }
+  // A block whose values are indeterminate, for a caller that writes every cell before any is
+  // read: it saves a pass over storage that is about to be overwritten.
+  static Block uninitialized(const BlockShape& shape) { return Block(shape, Uninitialized{}); }
   Block(Block&&) noexcept = default;
   Block& operator=(Block&&) noexcept = default;
 
@@ -62,12 +68,17 @@ class Block {
   bool empty() const { return data_ == nullptr; }
 
  private:
+  struct Uninitialized {};
+  Block(const BlockShape& shape, Uninitialized) : shape_(shape), data_(allocate(shape.doubles())) {}
+
   struct AlignedFree {
     void operator()(double* p) const { ::operator delete[](p, std::align_val_t{64}); }
   };
   static std::unique_ptr<double[], AlignedFree> allocate(std::size_t n) {
-    return std::unique_ptr<double[], AlignedFree>(
+    std::unique_ptr<double[], AlignedFree> p(
         static_cast<double*>(::operator new[](n * sizeof(double), std::align_val_t{64})));
+    map_pages(p.get(), n * sizeof(double));  // all of it is written right away
+    return p;
   }
 
   BlockShape shape_{};

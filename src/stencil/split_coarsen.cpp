@@ -5,6 +5,30 @@
 
 namespace miniamr::stencil {
 
+namespace {
+
+// Zeroes b's ghost layer and the padding after each variable. Splitting and coarsening then
+// write every interior cell, so clearing the whole block first would only add a pass over it.
+void clear_ghosts(Block& b) {
+  const BlockShape& s = b.shape();
+  for (int v = 0; v < s.num_vars; ++v) {
+    double* d = b.data() + std::size_t(v) * s.var_stride();
+    std::fill_n(d, s.plane(), 0.0);                         // x = 0
+    std::fill_n(d + s.at(s.nx + 1, 0, 0), s.plane(), 0.0);  // x = nx + 1
+    for (int i = 1; i <= s.nx; ++i) {
+      std::fill_n(d + s.at(i, 0, 0), s.row(), 0.0);         // y = 0
+      std::fill_n(d + s.at(i, s.ny + 1, 0), s.row(), 0.0);  // y = ny + 1
+      for (int j = 1; j <= s.ny; ++j) {
+        d[s.at(i, j, 0)] = 0.0;         // z = 0
+        d[s.at(i, j, s.nz + 1)] = 0.0;  // z = nz + 1
+      }
+    }
+    std::fill(d + s.cells(), d + s.var_stride(), 0.0);
+  }
+}
+
+}  // namespace
+
 void split_child_into(const Block& parent, int octant, Block& child) {
   const BlockShape& s = parent.shape();
   assert(child.shape() == s);
@@ -13,7 +37,7 @@ void split_child_into(const Block& parent, int octant, Block& child) {
   const int ox = (octant & 1) * s.nx / 2;
   const int oy = ((octant >> 1) & 1) * s.ny / 2;
   const int oz = ((octant >> 2) & 1) * s.nz / 2;
-  std::fill_n(child.data(), s.doubles(), 0.0);
+  clear_ghosts(child);
   for (int v = 0; v < s.num_vars; ++v) {
     const double* p = parent.var(v).data();
     double* c = child.var(v).data();
@@ -33,10 +57,11 @@ Block split_child(const Block& parent, int octant) {
   return child;
 }
 
-Block coarsen(std::span<const Block* const, 8> children) {
+void coarsen_into(std::span<const Block* const, 8> children, Block& parent) {
   const BlockShape& s = children[0]->shape();
+  assert(parent.shape() == s);
   assert(s.nx % 2 == 0 && s.ny % 2 == 0 && s.nz % 2 == 0);
-  Block parent(s);  // zero-initialised, so the ghosts are 0
+  clear_ghosts(parent);  // the 8 children cover the interior
   const int hx = s.nx / 2, hy = s.ny / 2, hz = s.nz / 2;
   for (int octant = 0; octant < 8; ++octant) {
     const Block& child = *children[octant];
@@ -60,6 +85,11 @@ Block coarsen(std::span<const Block* const, 8> children) {
       }
     }
   }
+}
+
+Block coarsen(std::span<const Block* const, 8> children) {
+  Block parent(children[0]->shape());
+  coarsen_into(children, parent);
   return parent;
 }
 

@@ -13,11 +13,14 @@ namespace miniamr::stencil {
 // next exchange fills them). Needs even nx, ny, nz.
 Block split_child(const Block& parent, int octant);
 
-// Same, written into an existing block of the parent's shape (no allocation).
+// Same, written over every cell of an existing block of the parent's shape (no allocation).
 void split_child_into(const Block& parent, int octant, Block& child);
 
 // Parent of 8 same-shaped children indexed by octant. Parent cell = plain sum of the 2x2x2
 // child cells covering it, added x fastest, then y, then z; ghosts are 0.
 Block coarsen(std::span<const Block* const, 8> children);
+
+// Same, written over every cell of an existing block of the children's shape (no allocation).
+void coarsen_into(std::span<const Block* const, 8> children, Block& parent);
 
 }  // namespace miniamr::stencil

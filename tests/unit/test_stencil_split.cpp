@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <bit>
 #include <cmath>
 
 #include "stencil/block.hpp"
+#include "stencil/block_pool.hpp"
 #include "stencil/exact_sum.hpp"
 #include "stencil/init_values.hpp"
 #include "stencil/split_coarsen.hpp"
@@ -128,6 +130,55 @@ TEST(StencilSplit, RoundTripConservesAndRestores) {
     for (int i = 1; i <= kShape.nx; ++i)
       for (int j = 1; j <= kShape.ny; ++j)
         for (int k = 1; k <= kShape.nz; ++k) ASSERT_EQ(at(cb, v, i, j, k), at(coded, v, i, j, k));
+}
+
+// Every cell of a and b, compared as bits (a NaN left behind would compare unequal as a value).
+void expect_same_bits(const Block& a, const Block& b) {
+  ASSERT_EQ(a.shape(), b.shape());
+  for (std::size_t n = 0; n < a.shape().doubles(); ++n)
+    ASSERT_EQ(std::bit_cast<std::uint64_t>(a.data()[n]), std::bit_cast<std::uint64_t>(b.data()[n]))
+        << n;
+}
+
+TEST(StencilSplit, RecycledStorageGivesTheSameBlocks) {
+  // Storage from the pool holds the last block's values: splitting and coarsening into it must
+  // overwrite every cell, ghosts included, and match blocks made in fresh storage.
+  BlockPool pool;
+  Block used(kShape);
+  std::fill_n(used.data(), kShape.doubles(), std::nan(""));
+  const double* storage = used.data();
+  pool.give(used);
+  EXPECT_TRUE(used.empty());
+  const Block parent = coded_block(0);
+  Block child = pool.take(kShape);
+  EXPECT_EQ(child.data(), storage);  // the spare storage, not a new allocation
+  EXPECT_EQ(pool.size(), 0u);
+  split_child_into(parent, 6, child);
+  expect_same_bits(child, split_child(parent, 6));
+
+  std::array<Block, 8> kids;
+  std::array<const Block*, 8> ptrs;
+  for (int o = 0; o < 8; ++o) {
+    kids[o] = coded_block(100.0 * o);
+    ptrs[o] = &kids[o];
+  }
+  pool.give(child);
+  Block merged = pool.take(kShape);
+  std::fill_n(merged.data(), kShape.doubles(), std::nan(""));
+  coarsen_into(ptrs, merged);
+  expect_same_bits(merged, coarsen(ptrs));
+}
+
+TEST(StencilSplit, PoolFreesStorageOfAnotherShape) {
+  BlockPool pool;
+  Block other(BlockShape{2, 2, 2, 1});
+  pool.give(other);
+  const Block b = pool.take(kShape);
+  EXPECT_EQ(b.shape(), kShape);
+  EXPECT_EQ(pool.size(), 0u);
+  Block empty;
+  pool.give(empty);  // nothing to keep
+  EXPECT_EQ(pool.size(), 0u);
 }
 
 }  // namespace
