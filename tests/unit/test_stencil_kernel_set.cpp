@@ -112,7 +112,9 @@ TEST(KernelSet, GhostFillsAreBitwiseTheBaselines) {
                                       GhostRelation::kFineToCoarse}) {
         for (int face = 0; face < 6; ++face) {
           for (const bool edges : {false, true}) {
-            if (edges && rel != GhostRelation::kSameLevel) continue;
+            const bool even = shape.nx % 2 == 0 && shape.ny % 2 == 0 && shape.nz % 2 == 0;
+            // Level changes need even faces and never fill edges.
+            if (rel != GhostRelation::kSameLevel && (edges || !even)) continue;
             const FaceLink link{rel, face, {1, 0}};
             const std::string what = std::string(isa_name(isa)) + " relation " +
                                      std::to_string(int(rel)) + " face " + std::to_string(face);
