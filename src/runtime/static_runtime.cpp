@@ -105,9 +105,7 @@ void StaticRuntime::run_tasks(Domain& domain, std::span<const GhostTask> tasks,
   const stencil::KernelSet& k = kernels_.native();
   const auto nv = std::size_t(vars.count());
   const auto face = [&](const GhostTask& t) {
-    const std::size_t n =
-        stencil::packed_size(domain.shape, t.link.relation, t.link.face / 2, vars.count(), false);
-    return std::span(deferred_).subspan(t.slot * nv, n);
+    return std::span(deferred_).subspan(t.slot * nv, t.size * nv);
   };
   for (const GhostTask& t : tasks) {
     switch (t.kind) {
@@ -272,9 +270,9 @@ void StaticRuntime::stage(Domain& domain, const StageWork& work,
   if (!work.reads_edges()) {
     // Face ghosts only. The groups' variables are independent, so every group's messages are
     // posted at once and waited for only when that group is swept. Then a few variables at a
-    // time (sweep_vars): each on-rank face is filled right before the first sweep of its two
-    // blocks (the schedule), so the data are swept while in cache; the self-contained blocks
-    // are swept before the group's messages are waited for.
+    // time (sweep_vars): each on-rank face reaches its receiver's ghosts right before the
+    // receiver is swept (the schedule), so the data are swept while in cache; the
+    // self-contained blocks are swept before the group's messages are waited for.
     const StageGraph& g = graph(domain, false);
     for (std::size_t k = 0; k < groups.size(); ++k) begin_halo(domain, g, 0, groups[k], halos_[k]);
     for (std::size_t k = 0; k < groups.size(); ++k) {

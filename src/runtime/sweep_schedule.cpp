@@ -46,11 +46,12 @@ SweepSchedule build_sweep_schedule(const StageGraph& graph, const stencil::Block
         } else if (pd <= ps) {
           at[pd].push_back({dst, f.src, f.link, Kind::kDirect});
         } else {
-          const std::size_t slot = s.deferred_per_var;
-          s.deferred_per_var +=
-              stencil::packed_size(shape, f.link.relation, f.link.face / 2, 1, false);
-          at[ps].push_back({dst, f.src, f.link, Kind::kPack, slot});
-          at[pd].push_back({dst, f.src, f.link, Kind::kUnpack, slot});
+          const std::size_t slot = s.deferred_per_var,
+                            size = stencil::packed_size(shape, f.link.relation, f.link.face / 2, 1,
+                                                        false);
+          s.deferred_per_var += size;
+          at[ps].push_back({dst, f.src, f.link, Kind::kPack, slot, size});
+          at[pd].push_back({dst, f.src, f.link, Kind::kUnpack, slot, size});
         }
       }
     }

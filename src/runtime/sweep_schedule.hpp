@@ -30,7 +30,8 @@ struct GhostTask {
   std::size_t src = 0;
   stencil::FaceLink link;
   Kind kind = Kind::kDirect;
-  std::size_t slot = 0;  // kPack, kUnpack: offset in the deferred-face buffer per variable
+  // kPack, kUnpack: the face's offset and doubles in the deferred-face buffer, per variable
+  std::size_t slot = 0, size = 0;
 };
 
 struct SweepSchedule {

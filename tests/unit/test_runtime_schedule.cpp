@@ -78,9 +78,9 @@ TEST(SweepSchedule, EveryFaceOnceAndBeforeBothSweeps) {
               EXPECT_LT(p, pos[t.dst]);
               EXPECT_EQ(chunk(pos[t.dst]), chunk(pos[t.src]));
               EXPECT_TRUE(packed.emplace(t.slot, face).second) << "slot used twice";
-              slots.emplace_back(t.slot,
-                                 t.slot + miniamr::stencil::packed_size(shape, t.link.relation,
-                                                                        t.link.face / 2, 1, false));
+              EXPECT_EQ(t.size, miniamr::stencil::packed_size(shape, t.link.relation,
+                                                              t.link.face / 2, 1, false));
+              slots.emplace_back(t.slot, t.slot + t.size);
               break;
             case Kind::kUnpack: {
               EXPECT_EQ(p, pos[t.dst]);
