@@ -3,7 +3,8 @@
 include(GNUInstallDirs)
 
 install(TARGETS miniamr RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/miniamr-study DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/miniamr-study
+                 ${PROJECT_SOURCE_DIR}/tools/miniamr-plan-server DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/plot_results.py DESTINATION ${CMAKE_INSTALL_BINDIR}
         RENAME miniamr-plot)
 # The study tool's modules beside it, where tools/miniamr-study looks for them.

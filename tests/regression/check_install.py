@@ -31,6 +31,7 @@ def main():
         deck = os.path.join(prefix, "share", "miniamr", "inputs", "expanding_sphere-ci.deck")
         for path in (miniamr, deck, os.path.join(prefix, "bin", "miniamr-study"),
                      os.path.join(prefix, "bin", "miniamr-plot"),
+                     os.path.join(prefix, "bin", "miniamr-plan-server"),
                      os.path.join(prefix, "share", "doc", "miniamr", "LICENSE"),
                      os.path.join(prefix, "share", "man", "man1", "miniamr.1")):
             if not os.path.exists(path):
@@ -52,6 +53,10 @@ def main():
                                capture_output=True, text=True)
         if study.returncode != 0 or "strong" not in study.stdout:
             failures.append(f"the installed miniamr-study: {study.stderr[-300:]}")
+        plan_server = subprocess.run([os.path.join(prefix, "bin", "miniamr-plan-server"),
+                                      "--help"], capture_output=True, text=True)
+        if plan_server.returncode != 0 or "--plan" not in plan_server.stdout:
+            failures.append(f"the installed miniamr-plan-server: {plan_server.stderr[-300:]}")
         man = os.path.join(prefix, "share", "man", "man1", "miniamr.1")
         if os.path.exists(man):
             with open(man) as f:
