@@ -85,14 +85,24 @@ struct Config {
   bool threads_given = false;
   int task_order_seed = 0;  // dynamic: non-zero runs ready tasks in a seeded random order
 
+  // Start-up: the launcher starts every rank (mpirun), or one main process spawns `workers`
+  // more (spawn), placed where the --plan file or plan server says.
+  std::string launch = "mpirun";
+  int workers = 0;
+  bool workers_given = false;
+  std::string plan;  // a plan file or a plan server's HOST:PORT ("" = the launcher's mapping)
+  bool plan_strict = false;   // a plan server that fails stops the run instead of being ignored
+  double plan_timeout = 5.0;  // seconds for the plan server's answer
+
   // The dynamic runtime's balancer: block ownership moves between ranks from measured costs.
   std::string lb = "predictive";  // none, diffusion, sfc, central, predictive
   bool lb_given = false;
-  double lb_threshold = 1.10;  // balance when max/mean of the predicted rank times exceeds it
-  int lb_freq = 1;             // at most every lb_freq timesteps
-  double lb_max_move = 1.0;    // central: the largest fraction of the blocks one decision moves
-  std::string lb_log_path;     // one JSON line per decision ("" = none)
-  std::string lb_replay_path;  // apply the moves of such a log instead of deciding
+  double lb_threshold = 1.10;      // balance when max/mean of the predicted rank times exceeds it
+  int lb_freq = 1;                 // at most every lb_freq timesteps
+  double lb_max_move = 1.0;        // central: the largest fraction of the blocks one decision moves
+  std::string lb_log_path;         // one JSON line per decision ("" = none)
+  std::string lb_replay_path;      // apply the moves of such a log instead of deciding
+  std::string lb_link_model_path;  // a miniamr-netbench model instead of the start-up measurement
 
   // A heterogeneous or noisy machine, emulated: every task (or stage) of a slow rank takes
   // `factor` times as long; noise adds a seeded random delay per task.

@@ -29,6 +29,7 @@
 
 #include "app/deck.hpp"
 #include "app/errors.hpp"
+#include "app/placement_plan.hpp"
 #include "io/printable.hpp"
 #include "octree/key.hpp"
 #include "stencil/kernel_set.hpp"
@@ -167,12 +168,18 @@ constexpr std::array kOptions{
   OptionSpec{"runtime", TextSetter{[](State& s, const std::string& v) { s.config.runtime = v; }}, "NAME", "static", "static (MPI ranks, bulk-synchronous stages) or dynamic (tasks on futures)"},
   OptionSpec{"threads", IntSetter{[](State& s, int v) { s.config.threads = v; s.config.threads_given = true; }}, "N", "OMP_NUM_THREADS or 1", "worker threads per rank"},
   OptionSpec{"task_order_seed", IntSetter{[](State& s, int v) { s.config.task_order_seed = v; }}, "SEED", "0", "dynamic: run ready tasks in a random order from SEED (testing; 0 = off)"},
+  OptionSpec{"launch", TextSetter{[](State& s, const std::string& v) { s.config.launch = v; }}, "HOW", "mpirun", "mpirun: the launcher starts every rank; spawn: this one process spawns --workers more"},
+  OptionSpec{"workers", IntSetter{[](State& s, int v) { s.config.workers = v; s.config.workers_given = true; }}, "N", "none", "--launch spawn: worker processes to spawn (the run has N+1 ranks)"},
+  OptionSpec{"plan", TextSetter{[](State& s, const std::string& v) { s.config.plan = v; }}, "FILE|HOST:PORT", "none", "--launch spawn: the workers' hosts from a plan file or a plan server"},
+  OptionSpec{"plan_strict", FlagSetter{[](State& s, bool on) { s.config.plan_strict = on; }}, "", "off", "stop when the plan server fails, instead of using the launcher's mapping"},
+  OptionSpec{"plan_timeout", RealSetter{[](State& s, double v) { s.config.plan_timeout = v; }}, "S", "5", "seconds to wait for the plan server's answer"},
   OptionSpec{"lb", TextSetter{[](State& s, const std::string& v) { s.config.lb = v; s.config.lb_given = true; }}, "NAME", "predictive", "dynamic balancer: none, diffusion, sfc, central, predictive"},
   OptionSpec{"lb_threshold", RealSetter{[](State& s, double v) { s.config.lb_threshold = v; }}, "X", "1.10", "balance when max/mean predicted rank time exceeds X (>= 1)"},
   OptionSpec{"lb_freq", IntSetter{[](State& s, int v) { s.config.lb_freq = v; }}, "N", "1", "consider balancing every N timesteps"},
   OptionSpec{"lb_max_move", RealSetter{[](State& s, double v) { s.config.lb_max_move = v; }}, "F", "1", "central: move at most this fraction of the blocks (0 < F <= 1)"},
   OptionSpec{"lb_log", TextSetter{[](State& s, const std::string& v) { s.config.lb_log_path = v; }}, "FILE", "none", "write one JSON line per balancing decision"},
   OptionSpec{"lb_replay", TextSetter{[](State& s, const std::string& v) { s.config.lb_replay_path = v; }}, "FILE", "none", "apply the moves of an --lb_log file instead of deciding"},
+  OptionSpec{"lb_link_model", TextSetter{[](State& s, const std::string& v) { s.config.lb_link_model_path = v; }}, "FILE", "measured at start-up", "migration cost from a miniamr-netbench model file"},
   OptionSpec{"slow_rank", TextSetter{[](State& s, const std::string& v) { s.config.slow_ranks.push_back(v); }}, "R:F", "none", "rank R computes F times slower (busy-waits; repeatable)"},
   OptionSpec{"noise", RealSetter{[](State& s, double v) { s.config.noise = v; }}, "SIGMA", "0", "seeded random extra delay per task, |N(0,SIGMA)| of its time"},
   OptionSpec{"max_memory", SizeSetter{[](State& s, Bytes v) { s.config.max_memory = v.value; }}, "SIZE", "the node's available memory / its ranks", "memory one rank may use (e.g. 512M, 8G); bigger meshes are refused"},
@@ -603,8 +610,25 @@ void check_runtime(const Config& c) {
   (void)c.slow_rank_factors();  // throws on a malformed --slow_rank
   if (!c.lb_replay_path.empty() && c.runtime != "dynamic")
     fail("--lb_replay replays the dynamic runtime's balancer: add --runtime dynamic");
+  if (!c.lb_link_model_path.empty() && c.runtime != "dynamic")
+    fail("--lb_link_model prices the dynamic runtime's migrations: add --runtime dynamic");
   if (!c.lb_log_path.empty() && c.runtime != "dynamic")
     fail("--lb_log logs the dynamic runtime's balancer: add --runtime dynamic");
+}
+
+void check_launch(const Config& c) {
+  if (c.launch != "mpirun" && c.launch != "spawn")
+    fail(fmt::format("--launch must be mpirun or spawn, got {}", shown(c.launch)));
+  const bool spawn = c.launch == "spawn";
+  if (spawn && !c.workers_given) fail("--launch spawn needs --workers N (the processes to spawn)");
+  if (c.workers_given && !spawn) fail("--workers counts spawned processes: add --launch spawn");
+  if (spawn) check_at_least("workers", c.workers, 1);
+  if (!c.plan.empty() && !spawn) fail("--plan places spawned workers: add --launch spawn");
+  if (c.plan_strict && c.plan.empty()) fail("--plan_strict needs a --plan");
+  if (!(c.plan_timeout > 0 && c.plan_timeout <= 3600))
+    fail(fmt::format("--plan_timeout must be above 0 and at most 3600 seconds, got {}",
+                     c.plan_timeout));
+  if (!c.plan.empty()) (void)parse_plan_source(c.plan);  // throws on an unparsable address
 }
 
 void check_time_loop(const Config& c) {
@@ -665,6 +689,7 @@ void validate_config(const Config& config) {
   check_time_loop(config);
   check_objects(config);
   check_runtime(config);
+  check_launch(config);
 }
 
 std::vector<std::string> config_warnings(const Config& config) {

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <ctime>
@@ -18,6 +19,7 @@
 
 #include "app/build_info.hpp"
 #include "app/errors.hpp"
+#include "app/launch.hpp"
 #include "app/objects.hpp"
 #include "io/printable.hpp"
 #include "runtime/static_runtime.hpp"
@@ -76,7 +78,25 @@ double Report::effective_bandwidth_gbs() const {
   return 16.0 * cell_var_updates_per_s() / 1e9;
 }
 
-Report gather_report(const Config& config, const Simulation& sim, runtime::Runtime& rt) {
+namespace {
+
+// Every rank's host name, in rank order, on rank 0.
+std::vector<std::string> gather_hosts(const runtime::Communicator& comm) {
+  std::array<char, MPI_MAX_PROCESSOR_NAME> mine{};
+  const std::string name = processor_name();
+  std::copy_n(name.begin(), std::min(name.size(), mine.size() - 1), mine.begin());
+  std::vector<char> all(comm.is_root() ? mine.size() * std::size_t(comm.size()) : 0);
+  MPI_Gather(mine.data(), int(mine.size()), MPI_CHAR, all.data(), int(mine.size()), MPI_CHAR, 0,
+             comm.get());
+  std::vector<std::string> hosts;
+  for (std::size_t i = 0; i < all.size(); i += mine.size()) hosts.emplace_back(all.data() + i);
+  return hosts;
+}
+
+}  // namespace
+
+Report gather_report(const Config& config, const Simulation& sim, runtime::Runtime& rt,
+                     const Placement& placement) {
   const auto& comm = rt.comm();
   const auto& t = rt.timers();
   using runtime::Phase;
@@ -100,6 +120,13 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
   }
   r.ranks = comm.size();
   r.threads = rt.threads();
+  r.placement = placement;
+  r.rank_hosts = gather_hosts(comm);
+  if (comm.is_root()) {
+    r.planned_hosts.assign(std::size_t(r.ranks), "");
+    for (std::size_t i = 0; i < placement.hosts.size() && i + 1 < r.planned_hosts.size(); ++i)
+      r.planned_hosts[i + 1] = placement.hosts[i];
+  }
   const runtime::KernelCalls calls = rt.kernels().calls();
   std::array<std::int64_t, 3> counts{calls.native, calls.kokkos, calls.variable};
   comm.sum_in_place(counts);
@@ -266,6 +293,22 @@ std::string results_yaml(const Report& r) {
   kv("runtime", r.runtime_name);
   kv("ranks", r.ranks);
   kv("threads", r.threads);
+  y << YAML::Key << "launch" << YAML::Value << YAML::BeginMap;
+  kv("mode", c.launch);
+  kv("workers", c.launch == "spawn" ? c.workers : 0);
+  kv("plan", c.plan);
+  kv("plan_source", r.placement.source.empty() ? "none" : r.placement.source);
+  kv("plan_fallback", r.placement.fallback);
+  y << YAML::EndMap;
+  y << YAML::Key << "placement" << YAML::Value << YAML::BeginSeq;
+  for (std::size_t i = 0; i < r.rank_hosts.size(); ++i) {
+    y << YAML::Flow << YAML::BeginMap;
+    kv("rank", int(i));
+    kv("host", r.rank_hosts[i]);
+    kv("planned", i < r.planned_hosts.size() ? r.planned_hosts[i] : "");
+    y << YAML::EndMap;
+  }
+  y << YAML::EndSeq;
   y << YAML::Key << "busy_per_rank" << YAML::Value << YAML::Flow << r.busy_per_rank;
   y << YAML::Key << "comm_per_rank" << YAML::Value << YAML::Flow << r.comm_per_rank;
   y << YAML::Key << "idle_per_rank" << YAML::Value << YAML::Flow << r.idle_per_rank;

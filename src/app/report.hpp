@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/config.hpp"
+#include "app/placement_plan.hpp"
 #include "app/simulation.hpp"
 #include "runtime/mpi.hpp"
 #include "runtime/runtime.hpp"
@@ -29,6 +30,10 @@ struct Report {
   // and the rest of the time loop outside stages, refinement and balancing.
   std::vector<double> busy_per_rank, comm_per_rank, idle_per_rank;
   std::vector<double> blocks_per_rank, peak_rss_per_rank;  // final blocks; bytes
+  // How the ranks started (mpirun or spawn) and where each runs: its host as MPI names it and,
+  // for a spawned worker placed by a plan, the host the plan gave it ("" otherwise).
+  Placement placement;
+  std::vector<std::string> rank_hosts, planned_hosts;
   // Where and when the run happened (rank 0's view).
   std::string host, date_utc, batch_job;
   std::int64_t max_blocks = 0;  // peak blocks on any rank
@@ -45,7 +50,8 @@ struct Report {
 };
 
 // Collective: every rank calls it; the result is complete on rank 0.
-Report gather_report(const Config& config, const Simulation& sim, runtime::Runtime& rt);
+Report gather_report(const Config& config, const Simulation& sim, runtime::Runtime& rt,
+                     const Placement& placement = {});
 
 // The end report; stdout gets the Summary line too, results.txt does not (as the reference).
 void print_report(std::FILE* out, const Report& report, bool with_summary = true);

@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #ifdef __GLIBC__
@@ -23,8 +24,10 @@
 #include "app/collective_error.hpp"
 #include "app/deck.hpp"
 #include "app/errors.hpp"
+#include "app/launch.hpp"
 #include "app/memory_budget.hpp"
 #include "app/options.hpp"
+#include "app/placement_plan.hpp"
 #include "app/report.hpp"
 #include "app/root_io.hpp"
 #include "app/simulation.hpp"
@@ -111,8 +114,6 @@ void check_initial_memory(const Config& config, const MemoryBudget& budget, int 
     throw UsageError(why + "; use smaller or fewer blocks, fewer variables or more ranks");
 }
 
-// Every rank parses the same arguments and rank 0's deck, so all ranks agree on every input
-// error without further messages; only rank 0 speaks.
 // The instruction-set level of the native kernels: --isa, or the widest every rank's machine
 // runs (a job may span nodes of different generations).
 stencil::Isa kernel_isa(const std::string& wanted, MPI_Comm comm) {
@@ -132,18 +133,52 @@ stencil::Isa kernel_isa(const std::string& wanted, MPI_Comm comm) {
   return static_cast<stencil::Isa>(level);
 }
 
-int run_checked(const std::vector<std::string>& args, bool root) {
-  // Rank 0 reads the deck and every rank parses its text: all ranks run the same input even
-  // where files differ between nodes or exist on some only, and agree on any error.
-  const auto read_on_root = [](const std::string& path) {
-    return parse_deck(text_from_root(MPI_COMM_WORLD, [&] { return read_deck_text(path); }), path);
+// Collective over `comm`. Rank 0 reads the deck and every rank parses its text: all ranks run
+// the same input even where files differ between nodes or exist on some only, and agree on any
+// input error without further messages; only rank 0 speaks.
+ParsedOptions parse_on(MPI_Comm comm, const std::vector<std::string>& args) {
+  const auto read_on_root = [comm](const std::string& path) {
+    return parse_deck(text_from_root(comm, [&] { return read_deck_text(path); }), path);
   };
   ParsedOptions parsed = parse_options(args, read_on_root);
   parsed.config.command_line = args;
+  return parsed;
+}
+
+// A spawn that has not returned by then is taken as one of Open MPI 4's spawn hangs.
+constexpr std::chrono::seconds kSpawnDeadline{120};
+
+// --launch spawn, on the main process: places and spawns the workers, then parses the options
+// again together with them (they parse theirs on the merged communicator).
+Placement spawn_workers(const Config& config, World& world, const std::vector<std::string>& args,
+                        ParsedOptions& parsed) {
+  if (world.size() != 1)
+    throw UsageError(fmt::format(
+        "--launch spawn starts from one process, which spawns the workers; this run has {} "
+        "(use mpirun -np 1, or no mpirun)",
+        world.size()));
+  const PlanOptions plan{config.plan, config.plan_strict,
+                         std::chrono::milliseconds(std::llround(config.plan_timeout * 1000))};
+  Placement placement = resolve_placement(plan, config.workers);
+  if (!placement.fallback.empty() && config.verbosity != Verbosity::kQuiet)
+    fmt::print(stderr, "miniamr: {}; the workers go where the launcher maps them\n",
+               io::printable(placement.fallback));
+  world.spawn(args, config.workers, placement.hosts, kSpawnDeadline);
+  parsed = parse_on(world.comm(), args);
+  return placement;
+}
+
+int run_checked(const std::vector<std::string>& args, World& world) {
+  ParsedOptions parsed = parse_on(world.comm(), args);
+  const bool root = world.rank() == 0;
   if (parsed.help || parsed.version) {
     if (root) fmt::print("{}", parsed.help ? help_text() : version_text());
     return 0;
   }
+  Placement placement;
+  if (parsed.config.launch == "spawn" && !world.spawned())
+    placement = spawn_workers(parsed.config, world, args, parsed);
+  const MPI_Comm world_comm = world.comm();
   const Config& config = parsed.config;
   if (config.kokkos && !runtime::StageKernels::has_kokkos())
     throw UsageError(
@@ -181,13 +216,13 @@ int run_checked(const std::vector<std::string>& args, bool root) {
         "--runtime dynamic with {} threads needs MPI_THREAD_SERIALIZED, but this MPI library "
         "granted level {}",
         threads, level));
-  check_output_paths(config, MPI_COMM_WORLD, root);
+  check_output_paths(config, world_comm, root);
   // mpirun binds each rank to one core by default when ranks fill the machine: more threads
   // than that would share it.
   cpu_set_t mask;
   const int cpus = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : threads;
   int short_of_cores = cpus < threads ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &short_of_cores, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &short_of_cores, 1, MPI_INT, MPI_MAX, world_comm);
   if (short_of_cores && root)
     fmt::print(
         "Note: a rank may use fewer cores than its {} threads (mpirun binds ranks to cores; "
@@ -199,13 +234,13 @@ int run_checked(const std::vector<std::string>& args, bool root) {
   options.ownership = config.hilbert_ownership() ? sfc::Curve::kHilbert : sfc::Curve::kMorton;
   options.kernels =
       config.kokkos ? runtime::KernelBackend::kKokkos : runtime::KernelBackend::kNative;
-  options.isa = kernel_isa(config.isa, MPI_COMM_WORLD);
+  options.isa = kernel_isa(config.isa, world_comm);
   options.threads = threads;
   options.sweep_vars = config.sweep_vars;
   options.order_seed = std::uint64_t(config.task_order_seed);
   int ranks = 1, me = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(world_comm, &ranks);
+  MPI_Comm_rank(world_comm, &me);
   for (const auto& [rank, factor] : config.slow_rank_factors()) {
     if (rank >= ranks)
       throw UsageError(
@@ -213,13 +248,13 @@ int run_checked(const std::vector<std::string>& args, bool root) {
     if (rank == me) options.slow_factor = factor;
   }
   options.noise = config.noise;
-  const MemoryBudget budget = memory_budget(MPI_COMM_WORLD, config.max_memory);
+  const MemoryBudget budget = memory_budget(world_comm, config.max_memory);
   check_initial_memory(config, budget, ranks);
   std::unique_ptr<runtime::Runtime> rt;
   if (dynamic)
-    rt = std::make_unique<runtime::DynamicRuntime>(MPI_COMM_WORLD, options);
+    rt = std::make_unique<runtime::DynamicRuntime>(world_comm, options);
   else
-    rt = std::make_unique<runtime::StaticRuntime>(MPI_COMM_WORLD, options);
+    rt = std::make_unique<runtime::StaticRuntime>(world_comm, options);
   runtime::Trace trace = config.trace_path.empty() ? runtime::Trace() : runtime::Trace(threads);
   rt->set_trace(&trace);
   if (root && config.verbosity != Verbosity::kQuiet) {
@@ -228,7 +263,7 @@ int run_checked(const std::vector<std::string>& args, bool root) {
   }
   Simulation sim(config, *rt, root ? stdout : nullptr, &trace, budget);
   sim.run();
-  const Report report = gather_report(config, sim, *rt);
+  const Report report = gather_report(config, sim, *rt, placement);
   // The report reaches stdout (and whatever file it goes to) before any file is written, so a
   // file that fails cannot take the final checksums with it.
   if (root && (config.report_perf & 4)) {
@@ -255,11 +290,11 @@ int run_checked(const std::vector<std::string>& args, bool root) {
 
 // An error on one rank where the others may be waiting for it in a collective: only ending the
 // whole job can free them. Said by the failing rank, once, before MPI_Abort.
-[[noreturn]] void last_resort(int rank, std::string_view what) {
+[[noreturn]] void last_resort(MPI_Comm world, int rank, std::string_view what) {
   std::fflush(stdout);
   fmt::print(stderr, "miniamr: rank {}: {}; ending every rank\n", rank, io::printable(what));
   std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, RunError::kExitStatus);
+  MPI_Abort(world, RunError::kExitStatus);
   std::abort();  // MPI_Abort does not return
 }
 
@@ -279,28 +314,34 @@ int run(int argc, char** argv) {
   // several ranks' threads on the same cores.
   if (std::getenv("OMP_NUM_THREADS") == nullptr) omp_set_num_threads(1);
 #endif
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const bool root = rank == 0;
+  World world;  // a spawned worker joins its main process here
   // Progress must reach a pipe (tee, a batch system's log) as it happens, not in bursts.
-  if (root) std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  if (world.rank() == 0) std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const std::vector<std::string> args(argv + 1, argv + argc);
   int status = 0;
+  // Rank 0 of the run's world (which a spawn changes) says what went wrong.
+  const auto rank = [&world] { return world.rank(); };
+  const auto root = [&world] { return world.rank() == 0; };
   try {
-    status = run_checked(args, root);
+    status = run_checked(args, world);
+  } catch (const SpawnError& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "miniamr: {}\n", io::printable(e.what()));
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, RunError::kExitStatus);  // MPI_Finalize can hang after a failed spawn
   } catch (const UsageError& e) {
     // Collective: every rank threw the same error; rank 0 says it.
-    if (root)
+    if (root())
       fmt::print(stderr, "miniamr: error: {}\n(run 'miniamr --help' for the options)\n",
                  io::printable(e.what()));
     status = UsageError::kExitStatus;
   } catch (const RunError& e) {
-    if (root) fmt::print(stderr, "miniamr: {}\n", io::printable(e.what()));
+    if (root()) fmt::print(stderr, "miniamr: {}\n", io::printable(e.what()));
     status = RunError::kExitStatus;
   } catch (const std::bad_alloc&) {
-    last_resort(rank, "out of memory");
+    last_resort(world.comm(), rank(), "out of memory");
   } catch (const std::exception& e) {
-    last_resort(rank, e.what());
+    last_resort(world.comm(), rank(), e.what());
   }
   std::fflush(stdout);
   return status;
