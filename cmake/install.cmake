@@ -2,11 +2,16 @@
 # the documentation and a man page generated from --help.
 include(GNUInstallDirs)
 
-install(TARGETS miniamr RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS miniamr miniamr-netbench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/miniamr-study
                  ${PROJECT_SOURCE_DIR}/tools/miniamr-plan-server DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/plot_results.py DESTINATION ${CMAKE_INSTALL_BINDIR}
         RENAME miniamr-plot)
+# miniamr-netbench looks for its plot script beside itself.
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/netbench_plot.py DESTINATION ${CMAKE_INSTALL_BINDIR}
+        RENAME miniamr-netbench-plot)
+install(FILES ${PROJECT_SOURCE_DIR}/bench/netbench.yaml
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/miniamr/bench)
 # The study tool's modules beside it, where tools/miniamr-study looks for them.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/tools/miniamr_study DESTINATION ${CMAKE_INSTALL_BINDIR}
         FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
