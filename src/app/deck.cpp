@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "app/errors.hpp"
+#include "app/input_file.hpp"
 #include "io/printable.hpp"
 
 namespace miniamr::app {
@@ -77,39 +78,7 @@ Deck parse_deck(std::string_view text, std::string_view name) {
 }
 
 std::string read_deck_text(const std::string& path) {
-  const std::string name = io::shown(path, 200);
-  const auto refuse = [&](std::string_view why) {
-    return UsageError(fmt::format("cannot read deck file {}: {}", name, why));
-  };
-  // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever; the file type is
-  // checked on the open descriptor, so it cannot change between the check and the read.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) throw refuse(std::generic_category().message(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) throw refuse(std::generic_category().message(errno));
-  if (S_ISDIR(st.st_mode)) throw refuse("it is a directory");
-  if (!S_ISREG(st.st_mode))
-    throw refuse("it is not a regular file (a pipe, device or socket); decks are read from files");
-  const auto too_big = [&] {
-    return refuse(
-        fmt::format("it is larger than {} KiB, the limit for a deck", kMaxDeckBytes / 1024));
-  };
-  if (std::uint64_t(st.st_size) > kMaxDeckBytes) throw too_big();
-  std::string text;
-  char buffer[16384];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw refuse(std::generic_category().message(errno));
-    if (n == 0) break;
-    text.append(buffer, std::size_t(n));
-    if (text.size() > kMaxDeckBytes) throw too_big();  // the file grew while being read
-  }
-  return text;
+  return read_input_text(path, "deck");
 }
 
 Deck read_deck(const std::string& path) {

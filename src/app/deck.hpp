@@ -4,6 +4,8 @@
 // the same option table as the command line, so both report errors the same way.
 #pragma once
 
+#include "app/input_file.hpp"
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,10 +30,9 @@ struct Deck {
 Deck parse_deck(std::string_view text, std::string_view name);
 
 // Decks are small text files; anything larger is a wrong path (a data file, /dev/zero).
-constexpr std::size_t kMaxDeckBytes = std::size_t{1} << 20;
+constexpr std::size_t kMaxDeckBytes = kMaxInputBytes;
 
-// The text of the deck at `path`. Throws UsageError when the file is missing, unreadable, not a
-// regular file (a FIFO, a device) or larger than kMaxDeckBytes.
+// The text of the deck at `path` (read_input_text).
 std::string read_deck_text(const std::string& path);
 
 // Reads and parses the deck at `path`. Throws UsageError when the file is missing or unreadable.

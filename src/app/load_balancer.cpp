@@ -8,8 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "app/errors.hpp"
+#include "app/input_file.hpp"
+#include "app/link_model_file.hpp"
 #include "app/objects.hpp"
 #include "app/root_io.hpp"
+#include "io/printable.hpp"
 #include "runtime/balance_strategies.hpp"
 #include "runtime/migrate.hpp"
 
@@ -30,12 +33,36 @@ octree::Key key_of(const std::array<std::uint32_t, 4>& w) {
   return k;
 }
 
+// The balancer's price of moving data: a miniamr-netbench model (--lb_link_model), else a
+// start-up measurement. Of a model's classes, the one migrations take: other_node as soon as the
+// ranks span nodes. Collective; every rank gets the same model or the same error.
+runtime::LinkModel link_model(const Config& config, const runtime::Communicator& comm) {
+  const std::string& path = config.lb_link_model_path;
+  if (path.empty()) return runtime::measure_link_model(comm);
+  const LinkModels models = parse_link_models(
+      text_from_root(comm.get(), [&] { return read_input_text(path, "link model"); }), path);
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(comm.get(), MPI_COMM_TYPE_SHARED, comm.rank(), MPI_INFO_NULL, &node);
+  int node_ranks = 1;
+  MPI_Comm_size(node, &node_ranks);
+  MPI_Comm_free(&node);
+  const bool one_node = comm.all(node_ranks == comm.size());
+  const auto& chosen = one_node ? models.same_node : models.other_node;
+  if (!chosen)
+    throw UsageError(
+        fmt::format("--lb_link_model {}: the model has no {} class, and this run's "
+                    "ranks {}",
+                    io::shown(path, 200), one_node ? "same_node" : "other_node",
+                    one_node ? "share one node" : "span several nodes"));
+  return *chosen;
+}
+
 }  // namespace
 
 LoadBalancer::LoadBalancer(const Config& config, runtime::Runtime& runtime)
     : config_(config),
       rt_(runtime),
-      link_(runtime::measure_link_model(runtime.comm())),
+      link_(link_model(config, runtime.comm())),
       directory_(runtime.comm()) {
   const auto& comm = rt_.comm();
   if (comm.is_root() && !config_.lb_log_path.empty())
@@ -44,6 +71,8 @@ LoadBalancer::LoadBalancer(const Config& config, runtime::Runtime& runtime)
                 {"strategy", config_.lb},
                 {"lb_threshold", config_.lb_threshold},
                 {"lb_freq", config_.lb_freq},
+                {"link_model", config_.lb_link_model_path.empty() ? std::string("measured")
+                                                                  : config_.lb_link_model_path},
                 {"link_latency_s", link_.latency_s},
                 {"link_bandwidth_Bps", link_.bandwidth_Bps}}
                .dump() +

@@ -4,12 +4,13 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <filesystem>
+#include <system_error>
 
 #include <fmt/format.h>
 
 #include "app/errors.hpp"
+#include "app/input_file.hpp"
 #include "io/line_client.hpp"
 #include "io/printable.hpp"
 
@@ -52,14 +53,13 @@ bool plan_key_syntax(std::string_view key) {
   return true;
 }
 
-std::string read_plan_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+// A --plan value that names no file may be a mistyped HOST:PORT: say both.
+std::string read_plan_text(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
     throw UsageError(
         fmt::format("--plan {}: no such file, and not HOST:PORT", io::shown(path, 200)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_input_text(path, "plan");
 }
 
 std::string count_nodes(std::size_t n) {
@@ -178,7 +178,7 @@ Placement resolve_placement(const PlanOptions& options, int workers) {
     placement.hosts = std::move(*nodes);
   } else {
     placement.source = "file";
-    auto nodes = plan_nodes_from_file(read_plan_file(source.spec), source.spec, plan_key(me));
+    auto nodes = plan_nodes_from_file(read_plan_text(source.spec), source.spec, plan_key(me));
     if (!nodes)
       throw UsageError(fmt::format("--plan {}: no line for {}, the key of this process",
                                    io::shown(source.spec, 200), plan_key(me)));

@@ -136,6 +136,7 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
   r.stats = sim.stats();
   if (sim.balancer() != nullptr) {
     r.balance = sim.balancer()->stats();
+    r.link = sim.balancer()->link();
     r.balanced_dynamically = true;
   }
   {
@@ -326,6 +327,10 @@ std::string results_yaml(const Report& r) {
     kv("blocks_migrated", r.balance.blocks_migrated);
     kv("bytes_migrated", r.balance.bytes_migrated);
     kv("final_imbalance", r.balance.final_imbalance);
+    // The migration price the balancer used, and where it came from.
+    kv("lb_link_model", c.lb_link_model_path.empty() ? "measured" : c.lb_link_model_path);
+    kv("lb_link_latency_s", r.link.latency_s);
+    kv("lb_link_bandwidth_Bps", r.link.bandwidth_Bps);
     y << YAML::Key << "slow_ranks" << YAML::Value << YAML::Flow << c.slow_ranks;
     kv("noise", c.noise);
     // The predicted seconds per stage of every rank at every decision (the load over time).

@@ -24,7 +24,8 @@ struct Report {
   std::string kernel_isa;             // instruction-set level of the native kernels
   runtime::KernelCalls kernel_calls;  // all ranks
   RunStats stats;
-  BalanceStats balance;  // the dynamic runtime's balancer
+  BalanceStats balance;     // the dynamic runtime's balancer
+  runtime::LinkModel link;  // its price of moving data
   bool balanced_dynamically = false;
   // Per rank, seconds: busy in stage work, in halo communication (dynamic: waiting for work),
   // and the rest of the time loop outside stages, refinement and balancing.

@@ -81,6 +81,9 @@ CASES = [
     (["--plan_timeout", "0"], 2, "--plan_timeout must be above 0 and at most 3600 seconds, got 0"),
     (["--lb_link_model", "model.yaml"], 2,
      "--lb_link_model prices the dynamic runtime's migrations: add --runtime dynamic"),
+    (["--runtime", "dynamic", "--lb_link_model", "/nonexistent/model.yaml"], 2,
+     "cannot read link model file '/nonexistent/model.yaml'"),
+    (["--runtime", "dynamic", "--lb_link_model", "DECK_WITH_TYPO"], 2, "typo.deck"),
     # Decks: files only, small, text, each key once.
     (["/dev/zero"], 2, "cannot read deck file '/dev/zero': it is not a regular file"),
     (["FIFO"], 2, "it is not a regular file (a pipe, device or socket)"),

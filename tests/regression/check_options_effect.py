@@ -4,7 +4,9 @@
 - --threads 2: task events come from two workers;
 - --task_order_seed: two seeds run the tasks in two different orders;
 - --lb_threshold above any imbalance: no decision moves blocks; --lb none: none either;
-- --lb_freq 4: decisions only at timesteps divisible by 4.
+- --lb_freq 4: decisions only at timesteps divisible by 4;
+- --lb_link_model: the balancer prices migrations with the file's latency and bandwidth (a link
+  of 100 s per message moves nothing where a fast one moves blocks).
 
   check_options_effect.py --miniamr BIN --deck DECK
 """
@@ -72,8 +74,28 @@ def main():
         steps = [l["timestep"] for l in log("freq.jsonl")]
         if not steps or any(t % 4 for t in steps):
             failures.append(f"--lb_freq 4 decided at timesteps {steps}")
-    return verdict(failures,
-                   "--threads, --task_order_seed, --lb_threshold, --lb none and --lb_freq take effect")
+
+        def model(name, latency, bandwidth):
+            path = os.path.join(work, name)
+            with open(path, "w") as f:
+                f.write("model: alpha-beta\npair_classes:\n"
+                        f"  same_node: {{latency_s: {latency}, bandwidth_Bps: {bandwidth}}}\n")
+            return path
+        for name, latency, bandwidth, moves in (("fast.yaml", 1.5e-06, 1.25e+10, True),
+                                                ("slow.yaml", 100.0, 1000.0, False)):
+            # Whether a fast link moves blocks depends on measured times: a loaded machine can
+            # blur a short run, so it gets a second chance.
+            for _ in range(2):
+                r = run(2, *slow, "--lb", "sfc", "--lb_link_model", model(name, latency, bandwidth))
+                if (r["blocks_migrated"] > 0) == moves:
+                    break
+            if (r["lb_link_latency_s"], r["lb_link_bandwidth_Bps"]) != (latency, bandwidth):
+                failures.append(f"--lb_link_model {name}: the balancer used latency "
+                                f"{r['lb_link_latency_s']} s, bandwidth {r['lb_link_bandwidth_Bps']}")
+            if (r["blocks_migrated"] > 0) != moves:
+                failures.append(f"--lb_link_model {name}: {r['blocks_migrated']} blocks moved")
+    return verdict(failures, "--threads, --task_order_seed, --lb_threshold, --lb none, --lb_freq "
+                             "and --lb_link_model take effect")
 
 
 if __name__ == "__main__":
