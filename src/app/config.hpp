@@ -115,6 +115,13 @@ struct Config {
   // its ranks).
   double max_memory = 0;
 
+  // Checkpoints: every checkpoint_freq timesteps into checkpoint_dir, the newest
+  // checkpoint_keep kept; restart_path continues from one (a file, or the newest in a folder).
+  int checkpoint_freq = 0;
+  std::string checkpoint_dir;
+  int checkpoint_keep = 2;
+  std::string restart_path;
+
   // Output.
   std::string trace_path;       // Chrome trace JSON ("" = none)
   std::string dump_graph_path;  // Graphviz DOT of the first timestep's graph ("" = none)

@@ -183,6 +183,10 @@ constexpr std::array kOptions{
   OptionSpec{"slow_rank", TextSetter{[](State& s, const std::string& v) { s.config.slow_ranks.push_back(v); }}, "R:F", "none", "rank R computes F times slower (busy-waits; repeatable)"},
   OptionSpec{"noise", RealSetter{[](State& s, double v) { s.config.noise = v; }}, "SIGMA", "0", "seeded random extra delay per task, |N(0,SIGMA)| of its time"},
   OptionSpec{"max_memory", SizeSetter{[](State& s, Bytes v) { s.config.max_memory = v.value; }}, "SIZE", "the node's available memory / its ranks", "memory one rank may use (e.g. 512M, 8G); bigger meshes are refused"},
+  OptionSpec{"checkpoint_freq", IntSetter{[](State& s, int v) { s.config.checkpoint_freq = v; }}, "N", "0", "write a checkpoint every N timesteps (0 = never)"},
+  OptionSpec{"checkpoint_dir", TextSetter{[](State& s, const std::string& v) { s.config.checkpoint_dir = v; }}, "DIR", "none", "folder of the checkpoints (created if missing)"},
+  OptionSpec{"checkpoint_keep", IntSetter{[](State& s, int v) { s.config.checkpoint_keep = v; }}, "K", "2", "keep the newest K checkpoints"},
+  OptionSpec{"restart", TextSetter{[](State& s, const std::string& v) { s.config.restart_path = v; }}, "DIR|FILE", "none", "continue from a checkpoint (the newest in DIR), on any rank count"},
   OptionSpec{"trace", TextSetter{[](State& s, const std::string& v) { s.config.trace_path = v; }}, "FILE", "none", "write a Chrome trace (JSON, Perfetto) of every task and message"},
   OptionSpec{"dump_graph", TextSetter{[](State& s, const std::string& v) { s.config.dump_graph_path = v; }}, "FILE", "none", "write the task graph of the first timestep as Graphviz DOT"},
   OptionSpec{"num_objects", IntSetter{[](State& s, int v) { s.num_objects = v; s.num_objects_from_cli = s.in_cli; }}, "N", "unset", "number of --object options (optional, checked)"},
@@ -616,6 +620,15 @@ void check_runtime(const Config& c) {
     fail("--lb_log logs the dynamic runtime's balancer: add --runtime dynamic");
 }
 
+void check_checkpoints(const Config& c) {
+  check_at_least("checkpoint_freq", c.checkpoint_freq, 0);
+  check_at_least("checkpoint_keep", c.checkpoint_keep, 1);
+  if (c.checkpoint_freq > 0 && c.checkpoint_dir.empty())
+    fail("--checkpoint_freq needs a --checkpoint_dir to write into");
+  if (!c.checkpoint_dir.empty() && c.checkpoint_freq == 0)
+    fail("--checkpoint_dir needs a --checkpoint_freq (timesteps between checkpoints)");
+}
+
 void check_launch(const Config& c) {
   if (c.launch != "mpirun" && c.launch != "spawn")
     fail(fmt::format("--launch must be mpirun or spawn, got {}", shown(c.launch)));
@@ -690,6 +703,7 @@ void validate_config(const Config& config) {
   check_objects(config);
   check_runtime(config);
   check_launch(config);
+  check_checkpoints(config);
 }
 
 std::vector<std::string> config_warnings(const Config& config) {

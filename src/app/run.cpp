@@ -4,7 +4,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
+#include <filesystem>
+#include <system_error>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -21,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "app/build_info.hpp"
+#include "app/checkpoint.hpp"
 #include "app/collective_error.hpp"
 #include "app/deck.hpp"
 #include "app/errors.hpp"
@@ -91,8 +95,17 @@ void check_output_paths(const Config& config, MPI_Comm comm, bool root) {
                          config.results_file());
   if (config.report_perf & 2) outputs.emplace_back("--report_perf 2", "results.txt");
   if (config.plot_freq > 0) outputs.emplace_back("--plot_freq", plot_file_name(config, 0));
+  if (config.checkpoint_freq > 0)
+    outputs.emplace_back("--checkpoint_dir", checkpoint_path(config.checkpoint_dir, 0) + ".tmp");
   all_or_none(comm, "checking the output files", [&] {
     if (!root) return;
+    if (config.checkpoint_freq > 0) {
+      std::error_code ec;
+      std::filesystem::create_directories(config.checkpoint_dir, ec);
+      if (ec)
+        throw UsageError(fmt::format("--checkpoint_dir {}: cannot create it: {}",
+                                     io::shown(config.checkpoint_dir, 200), ec.message()));
+    }
     for (const auto& [what, path] : outputs)
       if (const std::string why = io::unwritable_reason(path); !why.empty())
         throw UsageError(
@@ -308,6 +321,9 @@ int run(int argc, char** argv) {
   // mapping, returned to the system when freed (1.05x).
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 #endif
+  // A file that outgrows the process's size limit (ulimit -f) must fail its write with EFBIG,
+  // reported like a full disk, rather than kill the rank with SIGXFSZ.
+  std::signal(SIGXFSZ, SIG_IGN);
   runtime::MpiEnvironment mpi(argc, argv);
 #ifdef _OPENMP
   // Threads come from OMP_NUM_THREADS only: OpenMP's own default (every core) would put

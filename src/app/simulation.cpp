@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "app/checkpoint.hpp"
 #include "app/collective_error.hpp"
 #include "app/errors.hpp"
 #include "app/objects.hpp"
@@ -68,6 +69,22 @@ void Simulation::init_mesh() {
 
   previous_sums_ = current_checksums();
   stats_.initial_checksums = previous_sums_;
+}
+
+RunPoint Simulation::restore() {
+  MINIAMR_TIMED(runtime_.timers(), kInit);
+  const auto& comm = runtime_.comm();
+  const sfc::Curve curve = config_.hilbert_ownership() ? sfc::Curve::kHilbert : sfc::Curve::kMorton;
+  RunPoint p = read_checkpoint(find_checkpoint(config_.restart_path, comm.get()), config_, comm,
+                               curve, domain_);
+  objects_ = p.objects;
+  previous_sums_ = p.previous_sums;
+  calc_stage_ = p.calc_stage;
+  stats_ = p.stats;
+  stats_.max_blocks_rank = std::int64_t(domain_.blocks.size());
+  global_blocks_ = comm.sum(std::int64_t(domain_.blocks.size()));
+  runtime_.mesh_changed(domain_);
+  return p;
 }
 
 std::vector<double> Simulation::current_checksums() const {
@@ -459,20 +476,28 @@ void Simulation::run() {
   // The dynamic runtime moves ownership from measured costs (and measures the network first);
   // the static one balances block counts after refinement, as the reference does.
   if (config_.runtime == "dynamic") balancer_ = std::make_unique<LoadBalancer>(config_, runtime_);
-  init_mesh();
   auto& timers = runtime_.timers();
   const auto t0 = std::chrono::steady_clock::now();
   Progress progress(out_, config_);
   const int R = config_.num_refine;
 
-  if (R > 0 || config_.uniform_refine != 0) refine_step(0, R);
-  if (config_.plot_freq > 0) write_plot(0);
-
   double t = 0.0;
+  int first_ts = 1;
+  if (!config_.restart_path.empty()) {
+    const RunPoint p = restore();
+    t = p.sim_time;
+    delta = p.delta;
+    first_ts = p.timestep + 1;
+  } else {
+    init_mesh();
+    if (R > 0 || config_.uniform_refine != 0) refine_step(0, R);
+    if (config_.plot_freq > 0) write_plot(0);
+  }
+
   const double updates_per_block =
       double(domain_.shape.interior_cells()) * config_.num_vars * config_.stages_per_ts;
   progress.start();
-  for (int ts = 1;; ++ts) {
+  for (int ts = first_ts;; ++ts) {
     timestep_ = ts;
     const std::int64_t stage_blocks = global_blocks_;  // refinement comes after the stages
     if (verbose_output()) fmt::print(out_, "Timestep {} time {:f} delta {:f}\n", ts, t, delta);
@@ -495,6 +520,9 @@ void Simulation::run() {
     stats_.sim_time = t;
     if (use_time && !use_steps)
       delta = checked_time_step(objects_, grid, R, config_.block_cells(), ts);
+    if (config_.checkpoint_freq > 0 && ts % config_.checkpoint_freq == 0)
+      write_checkpoint(config_, runtime_.comm(), domain_,
+                       RunPoint{ts, t, delta, calc_stage_, objects_, previous_sums_, stats_});
     progress.step(ts, t, global_blocks_, double(stage_blocks) * updates_per_block);
     const bool steps_done = use_steps && ts >= config_.num_tsteps;
     const bool time_done = use_time && t >= config_.time;

@@ -62,20 +62,28 @@ void File::fail(std::string_view what, std::string_view object) const {
   throw Error(fmt::format("{}: {}{}{}", path_, what, object.empty() ? "" : " ", object));
 }
 
+void File::agree(bool ok, std::string_view what, std::string_view object) const {
+  int all_ok = ok ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, comm_);
+  if (all_ok == 0) fail(ok ? fmt::format("{} (on another rank)", what) : std::string(what), object);
+}
+
 File File::create(const std::string& path, MPI_Comm comm) {
   silence_hdf5();
   const Id fapl = file_access(comm);
   Id id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose);
-  if (id.get() < 0) throw Error(fmt::format("{}: cannot create the HDF5 file", path));
-  return File(path, std::move(id));
+  File f(path, std::move(id), comm);
+  f.agree(f.id_.get() >= 0, "cannot create the HDF5 file", "");
+  return f;
 }
 
 File File::open(const std::string& path, MPI_Comm comm) {
   silence_hdf5();
   const Id fapl = file_access(comm);
   Id id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), H5Fclose);
-  if (id.get() < 0) throw Error(fmt::format("{}: not a readable HDF5 file", path));
-  return File(path, std::move(id));
+  File f(path, std::move(id), comm);
+  f.agree(f.id_.get() >= 0, "not a readable HDF5 file", "");
+  return f;
 }
 
 template <class T>
@@ -88,15 +96,15 @@ void File::write_rows(const std::string& name, std::span<const T> mine, std::int
   const Id set(H5Dcreate2(id_.get(), name.c_str(), memory_type<T>(), space.get(), lcpl.get(),
                           H5P_DEFAULT, H5P_DEFAULT),
                H5Dclose);
-  if (set.get() < 0) fail("cannot create the dataset", name);
+  agree(set.get() >= 0, "cannot create the dataset", name);
   const hsize_t start[2] = {hsize_t(first_row), 0};
   const hsize_t count[2] = {hsize_t(std::int64_t(mine.size()) / width), hsize_t(width)};
   H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
   const Id memspace(H5Screate_simple(2, count, nullptr), H5Sclose);
   const Id dxpl = collective_transfer();
-  if (H5Dwrite(set.get(), memory_type<T>(), memspace.get(), space.get(), dxpl.get(), mine.data()) <
-      0)
-    fail("cannot write the dataset", name);
+  agree(H5Dwrite(set.get(), memory_type<T>(), memspace.get(), space.get(), dxpl.get(),
+                 mine.data()) >= 0,
+        "cannot write the dataset", name);
 }
 
 template <class T>
@@ -121,8 +129,46 @@ std::vector<T> File::read_rows(const std::string& name, std::int64_t first_row, 
   H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
   const Id memspace(H5Screate_simple(2, count, nullptr), H5Sclose);
   const Id dxpl = collective_transfer();
-  if (H5Dread(set.get(), memory_type<T>(), memspace.get(), space.get(), dxpl.get(), out.data()) < 0)
-    fail("cannot read the dataset", name);
+  agree(H5Dread(set.get(), memory_type<T>(), memspace.get(), space.get(), dxpl.get(), out.data()) >=
+            0,
+        "cannot read the dataset", name);
+  return out;
+}
+
+template <class T>
+std::vector<T> File::read_row_list(const std::string& name, std::span<const std::int64_t> rows,
+                                   std::int64_t width) const {
+  const Id set(H5Dopen2(id_.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (set.get() < 0) fail("has no dataset", name);
+  const Id space(H5Dget_space(set.get()), H5Sclose);
+  hsize_t dims[2] = {0, 0};
+  if (H5Sget_simple_extent_ndims(space.get()) != 2 ||
+      H5Sget_simple_extent_dims(space.get(), dims, nullptr) != 2 || dims[1] != hsize_t(width))
+    fail(fmt::format("rows of width {} are not in the dataset", width), name);
+  const Id type(H5Dget_type(set.get()), H5Tclose);
+  if (H5Tget_class(type.get()) != H5Tget_class(memory_type<T>()))
+    fail("has the wrong element type in the dataset", name);
+  // One hyperslab per run of consecutive rows, joined: one collective read for any row set.
+  H5Sselect_none(space.get());
+  for (std::size_t i = 0; i < rows.size();) {
+    std::size_t j = i + 1;
+    while (j < rows.size() && rows[j] == rows[j - 1] + 1) ++j;
+    if (rows[i] < 0 || hsize_t(rows[j - 1]) >= dims[0] || (i > 0 && rows[i] <= rows[i - 1]))
+      fail(fmt::format("row {} is not in the dataset (or the rows are not ascending)", rows[i]),
+           name);
+    const hsize_t start[2] = {hsize_t(rows[i]), 0};
+    const hsize_t count[2] = {hsize_t(j - i), hsize_t(width)};
+    H5Sselect_hyperslab(space.get(), H5S_SELECT_OR, start, nullptr, count, nullptr);
+    i = j;
+  }
+  std::vector<T> out(rows.size() * std::size_t(width));
+  const hsize_t count[2] = {hsize_t(rows.size()), hsize_t(width)};
+  const Id memspace(H5Screate_simple(2, count, nullptr), H5Sclose);
+  if (rows.empty()) H5Sselect_none(memspace.get());
+  const Id dxpl = collective_transfer();
+  agree(H5Dread(set.get(), memory_type<T>(), memspace.get(), space.get(), dxpl.get(), out.data()) >=
+            0,
+        "cannot read the dataset", name);
   return out;
 }
 
@@ -148,8 +194,8 @@ void File::set_attribute(const std::string& name, std::string_view text) {
       H5Acreate2(id_.get(), name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
       H5Aclose);
   const std::string padded = text.empty() ? std::string(1, '\0') : std::string(text);
-  if (attr.get() < 0 || H5Awrite(attr.get(), type.get(), padded.data()) < 0)
-    fail("cannot write the attribute", name);
+  agree(attr.get() >= 0 && H5Awrite(attr.get(), type.get(), padded.data()) >= 0,
+        "cannot write the attribute", name);
 }
 
 void File::set_attribute(const std::string& name, std::int64_t value) {
@@ -157,8 +203,8 @@ void File::set_attribute(const std::string& name, std::int64_t value) {
   const Id attr(
       H5Acreate2(id_.get(), name.c_str(), H5T_NATIVE_INT64, space.get(), H5P_DEFAULT, H5P_DEFAULT),
       H5Aclose);
-  if (attr.get() < 0 || H5Awrite(attr.get(), H5T_NATIVE_INT64, &value) < 0)
-    fail("cannot write the attribute", name);
+  agree(attr.get() >= 0 && H5Awrite(attr.get(), H5T_NATIVE_INT64, &value) >= 0,
+        "cannot write the attribute", name);
 }
 
 std::string File::text_attribute(const std::string& name) const {
@@ -185,14 +231,17 @@ std::int64_t File::int_attribute(const std::string& name) const {
 
 void File::close() {
   if (id_.get() < 0) return;
-  if (H5Fflush(id_.get(), H5F_SCOPE_GLOBAL) < 0 || !id_.reset()) fail("cannot close the file", "");
+  const bool flushed = H5Fflush(id_.get(), H5F_SCOPE_GLOBAL) >= 0;
+  agree(id_.reset() && flushed, "cannot write the file to the end", "");
 }
 
 #define MINIAMR_H5_ROWS(T)                                                                   \
   template void File::write_rows<T>(const std::string&, std::span<const T>, std::int64_t,    \
                                     std::int64_t, std::int64_t);                             \
   template std::vector<T> File::read_rows<T>(const std::string&, std::int64_t, std::int64_t, \
-                                             std::int64_t) const;
+                                             std::int64_t) const;                            \
+  template std::vector<T> File::read_row_list<T>(                                            \
+      const std::string&, std::span<const std::int64_t>, std::int64_t) const;
 MINIAMR_H5_ROWS(double)
 MINIAMR_H5_ROWS(std::int64_t)
 MINIAMR_H5_ROWS(std::uint64_t)

@@ -67,6 +67,10 @@ class File {
   template <class T>
   std::vector<T> read_rows(const std::string& name, std::int64_t first_row, std::int64_t rows,
                            std::int64_t width = 1) const;
+  // Collective. The rows `rows` (ascending, any gaps) of dataset `name`, in that order.
+  template <class T>
+  std::vector<T> read_row_list(const std::string& name, std::span<const std::int64_t> rows,
+                               std::int64_t width = 1) const;
   // The number of rows of dataset `name`, 0 when there is none.
   std::int64_t rows(const std::string& name) const;
   bool has(const std::string& name) const;
@@ -82,10 +86,15 @@ class File {
   const std::string& path() const { return path_; }
 
  private:
-  File(std::string path, Id id) : path_(std::move(path)), id_(std::move(id)) {}
+  File(std::string path, Id id, MPI_Comm comm)
+      : path_(std::move(path)), id_(std::move(id)), comm_(comm) {}
   [[noreturn]] void fail(std::string_view what, std::string_view object) const;
+  // Collective: throws on every rank when `ok` is false on any, so that no rank goes on to the
+  // next collective call while another has left (a full disk may fail one rank's write only).
+  void agree(bool ok, std::string_view what, std::string_view object) const;
   std::string path_;
   Id id_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
 };
 
 }  // namespace miniamr::h5

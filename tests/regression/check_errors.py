@@ -84,6 +84,15 @@ CASES = [
     (["--runtime", "dynamic", "--lb_link_model", "/nonexistent/model.yaml"], 2,
      "cannot read link model file '/nonexistent/model.yaml'"),
     (["--runtime", "dynamic", "--lb_link_model", "DECK_WITH_TYPO"], 2, "typo.deck"),
+    # Checkpoints: a folder to write them in, written every N timesteps.
+    (["--checkpoint_freq", "5"], 2, "--checkpoint_freq needs a --checkpoint_dir to write into"),
+    (["--checkpoint_dir", "cp"], 2, "--checkpoint_dir needs a --checkpoint_freq"),
+    (["--checkpoint_freq", "5", "--checkpoint_dir", "cp", "--checkpoint_keep", "0"], 2,
+     "--checkpoint_keep must be at least 1, got 0"),
+    (["--checkpoint_freq", "-1"], 2, "--checkpoint_freq must be at least 0, got -1"),
+    (["--checkpoint_freq", "5", "--checkpoint_dir", "/proc/miniamr-checkpoints"], 2,
+     "--checkpoint_dir '/proc/miniamr-checkpoints': cannot create it"),
+    (["--restart", "/nonexistent/cp"], 2, "--restart '/nonexistent/cp': no such file or folder"),
     # Decks: files only, small, text, each key once.
     (["/dev/zero"], 2, "cannot read deck file '/dev/zero': it is not a regular file"),
     (["FIFO"], 2, "it is not a regular file (a pipe, device or socket)"),
