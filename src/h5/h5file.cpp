@@ -1,5 +1,7 @@
 #include "h5/h5file.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace miniamr::h5 {
@@ -108,34 +110,6 @@ void File::write_rows(const std::string& name, std::span<const T> mine, std::int
 }
 
 template <class T>
-std::vector<T> File::read_rows(const std::string& name, std::int64_t first_row, std::int64_t rows,
-                               std::int64_t width) const {
-  const Id set(H5Dopen2(id_.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (set.get() < 0) fail("has no dataset", name);
-  const Id space(H5Dget_space(set.get()), H5Sclose);
-  hsize_t dims[2] = {0, 0};
-  if (H5Sget_simple_extent_ndims(space.get()) != 2 ||
-      H5Sget_simple_extent_dims(space.get(), dims, nullptr) != 2 || dims[1] != hsize_t(width) ||
-      first_row < 0 || rows < 0 || hsize_t(first_row + rows) > dims[0])
-    fail(fmt::format("rows {}..{} of width {} are not in the dataset", first_row, first_row + rows,
-                     width),
-         name);
-  const Id type(H5Dget_type(set.get()), H5Tclose);
-  if (H5Tget_class(type.get()) != H5Tget_class(memory_type<T>()))
-    fail("has the wrong element type in the dataset", name);
-  std::vector<T> out(std::size_t(rows * width));
-  const hsize_t start[2] = {hsize_t(first_row), 0};
-  const hsize_t count[2] = {hsize_t(rows), hsize_t(width)};
-  H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
-  const Id memspace(H5Screate_simple(2, count, nullptr), H5Sclose);
-  const Id dxpl = collective_transfer();
-  agree(H5Dread(set.get(), memory_type<T>(), memspace.get(), space.get(), dxpl.get(), out.data()) >=
-            0,
-        "cannot read the dataset", name);
-  return out;
-}
-
-template <class T>
 std::vector<T> File::read_row_list(const std::string& name, std::span<const std::int64_t> rows,
                                    std::int64_t width) const {
   const Id set(H5Dopen2(id_.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
@@ -170,6 +144,14 @@ std::vector<T> File::read_row_list(const std::string& name, std::span<const std:
             0,
         "cannot read the dataset", name);
   return out;
+}
+
+template <class T>
+std::vector<T> File::read_rows(const std::string& name, std::int64_t first_row, std::int64_t rows,
+                               std::int64_t width) const {
+  std::vector<std::int64_t> list(std::size_t(std::max<std::int64_t>(rows, 0)));
+  for (std::size_t i = 0; i < list.size(); ++i) list[i] = first_row + std::int64_t(i);
+  return read_row_list<T>(name, list, width);
 }
 
 bool File::has(const std::string& name) const {
