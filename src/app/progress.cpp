@@ -20,7 +20,7 @@ Progress::Progress(std::FILE* out, const Config& config)
       config_(config) {}
 
 void Progress::start() {
-  start_ = std::chrono::steady_clock::now();
+  start_ = runtime::Clock::now();
 }
 
 void Progress::step(int ts, double t, std::int64_t blocks, double updates) {
@@ -29,8 +29,7 @@ void Progress::step(int ts, double t, std::int64_t blocks, double updates) {
   const int steps = config_.num_tsteps_given || !config_.time_given ? config_.num_tsteps : 0;
   const bool last = (steps > 0 && ts >= steps) || (config_.time_given && t >= config_.time);
   if (ts % config_.progress_every != 0 && !last) return;
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double wall = std::chrono::duration<double>(runtime::Clock::now() - start_).count();
   fmt::print(out_, "{}\n",
              line(ts, steps, t, config_.time_given ? config_.time : 0.0, wall,
                   wall > 0 ? updates_ / wall : 0.0, blocks));

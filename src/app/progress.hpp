@@ -9,6 +9,7 @@
 #include <string>
 
 #include "app/config.hpp"
+#include "runtime/clock.hpp"
 
 namespace miniamr::app {
 
@@ -30,7 +31,7 @@ class Progress {
  private:
   std::FILE* out_;
   const Config& config_;
-  std::chrono::steady_clock::time_point start_;
+  runtime::Clock::time_point start_;
   double updates_ = 0;
 };
 

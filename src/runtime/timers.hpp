@@ -5,6 +5,8 @@
 #include <chrono>
 #include <string_view>
 
+#include "runtime/clock.hpp"
+
 namespace miniamr::runtime {
 
 enum class Phase : int {
@@ -43,7 +45,6 @@ class ScopedTimer {
   ScopedTimer& operator=(const ScopedTimer&) = delete;
 
  private:
-  using Clock = std::chrono::steady_clock;
   Timers& timers_;
   Phase phase_;
   Clock::time_point start_;

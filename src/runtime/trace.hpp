@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/clock.hpp"
 #include "runtime/mpi.hpp"
 
 namespace miniamr::runtime {
@@ -34,7 +35,7 @@ struct TraceEvent {
 class Trace {
  public:
   Trace() = default;            // disabled: record() does nothing and now_us() is 0
-  explicit Trace(int threads);  // enabled, origin = now (steady_clock)
+  explicit Trace(int threads);  // enabled, origin = now (runtime::Clock)
 
   bool enabled() const { return enabled_; }
   // Resizes the per-thread buffers; call while no thread records. Events already recorded by
@@ -59,7 +60,7 @@ class Trace {
   std::string write(const Communicator& comm, const std::string& path) const;
 
  private:
-  using Clock = std::chrono::steady_clock;
+  using Clock = runtime::Clock;
   // One cache line at least per thread, so appends by neighbouring threads do not share lines.
   struct alignas(64) Buffer {
     std::vector<TraceEvent> events;
