@@ -15,6 +15,7 @@
 #include <thread>
 #include <utility>
 
+#include "runtime/clock.hpp"
 #include "runtime/halo_messages.hpp"
 #include "runtime/sum_reduction.hpp"
 #include "runtime/trace.hpp"
@@ -23,8 +24,6 @@
 namespace miniamr::runtime {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 constexpr int kTagBase = 301;
 // Tags cycle over this many stages: a peer is never more than two stages ahead of a message
@@ -272,7 +271,9 @@ void DynamicRuntime::Batch::pack(std::size_t unit, int group, std::size_t lane) 
     for (const PackedFace& pf : graph.packs[graph.node(b, group)]) {
       Message& msg = send(lane, pf.message);
       const MessageLayout& layout = graph.sends[pf.message];
+      // The real size, even when nothing is packed into it (modelled compute).
       std::call_once(msg.allocated, [&] { msg.data.resize(layout.size(v.count())); });
+      if (rt.kernels_.modelled()) continue;
       pack_face(rt.kernels_.native(), domain, layout.faces[pf.face], v, graph.edges, msg.data);
     }
   }
@@ -284,7 +285,9 @@ void DynamicRuntime::Batch::pack(std::size_t unit, int group, std::size_t lane) 
 
 void DynamicRuntime::Batch::fill(std::size_t unit, int group, std::size_t lane) {
   const stencil::VarRange v = vars(lane);
-  for (std::size_t b = units.begin[unit]; b < units.begin[unit + 1]; ++b) {
+  // Modelled compute: the calibrated cost per update covers the ghost fills too.
+  const std::size_t filled_end = rt.kernels_.modelled() ? units.begin[unit] : units.begin[unit + 1];
+  for (std::size_t b = units.begin[unit]; b < filled_end; ++b) {
     stencil::Block& dst = domain.blocks[b];
     for (const GhostFill& f : graph.fills[graph.node(b, group)]) {
       switch (f.kind) {

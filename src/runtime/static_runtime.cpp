@@ -39,7 +39,6 @@ void StaticRuntime::fit_threads(const Domain& domain) {
 
 void StaticRuntime::sweep_block(Domain& domain, const StageWork& work, stencil::VarRange vars,
                                 std::size_t i, std::vector<double>& scratch) {
-  using Clock = std::chrono::steady_clock;
   const bool traced = trace_ != nullptr && trace_->enabled();
   const auto t0 = work.measure_cost || traced ? Clock::now() : Clock::time_point{};
   const auto nv = std::size_t(vars.count());
@@ -88,13 +87,11 @@ void StaticRuntime::sweep_all(Domain& domain, const StageWork& work, stencil::Va
     std::vector<double>& scratch = scratch_[std::size_t(thread_index())];
 #pragma omp for schedule(dynamic, 2)
     for (std::ptrdiff_t i = 0; i < n; ++i) {
-      const auto t0 = slowdown_.active() ? std::chrono::steady_clock::now()
-                                         : std::chrono::steady_clock::time_point{};
+      const auto t0 = slowdown_.active() ? Clock::now() : Clock::time_point{};
       sweep_block(domain, work, vars, std::size_t(i), scratch);
       if (slowdown_.active())
-        slowdown_.after(
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-            work_id(work, vars, std::size_t(i)));
+        slowdown_.after(std::chrono::duration<double>(Clock::now() - t0).count(),
+                        work_id(work, vars, std::size_t(i)));
     }
   }
   add_block_sums(schedule_.order, work, vars, sums);
@@ -102,6 +99,8 @@ void StaticRuntime::sweep_all(Domain& domain, const StageWork& work, stencil::Va
 
 void StaticRuntime::run_tasks(Domain& domain, std::span<const GhostTask> tasks,
                               stencil::VarRange vars) {
+  // Modelled compute: the calibrated cost per update covers the ghost copies too.
+  if (kernels_.modelled()) return;
   const stencil::KernelSet& k = kernels_.native();
   const auto nv = std::size_t(vars.count());
   const auto face = [&](const GhostTask& t) {
@@ -142,16 +141,14 @@ void StaticRuntime::sweep_phase(Domain& domain, const StageWork& work, stencil::
         s.threads == 1 ? end : s.bounds[std::size_t(phase) * std::size_t(s.threads) + t + 1];
     std::vector<double>& scratch = scratch_[t];
     for (std::size_t p = first; p < last; ++p) {
-      const auto t0 = slowdown_.active() ? std::chrono::steady_clock::now()
-                                         : std::chrono::steady_clock::time_point{};
+      const auto t0 = slowdown_.active() ? Clock::now() : Clock::time_point{};
       run_tasks(domain,
                 std::span(s.tasks).subspan(s.task_begin[p], s.task_begin[p + 1] - s.task_begin[p]),
                 vars);
       sweep_block(domain, work, vars, s.order[p], scratch);
       if (slowdown_.active())
-        slowdown_.after(
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-            work_id(work, vars, s.order[p]));
+        slowdown_.after(std::chrono::duration<double>(Clock::now() - t0).count(),
+                        work_id(work, vars, s.order[p]));
     }
   }
   add_block_sums(std::span(s.order).subspan(begin, end - begin), work, vars, sums);
@@ -160,6 +157,7 @@ void StaticRuntime::sweep_phase(Domain& domain, const StageWork& work, stencil::
 void StaticRuntime::fill_axis(Domain& domain, const StageGraph& graph, int axis,
                               stencil::VarRange vars) {
   MINIAMR_TIMED(timers_, kCommunicate);
+  if (kernels_.modelled()) return;
   // Fill(b, axis) writes b's ghosts only, so blocks are independent; remote faces were
   // unpacked before (they are the receives of this axis).
   const auto n = std::ptrdiff_t(graph.blocks);
@@ -199,9 +197,10 @@ void StaticRuntime::begin_halo(const Domain& domain, const StageGraph& graph, in
     if (msg.group != group_index) continue;
     auto& buf = h.send[m];
     const double t0 = trace_ != nullptr ? trace_->now_us() : 0.0;
-    buf.resize(msg.size(nv));
-    for (const FaceSlice& f : msg.faces)
-      pack_face(kernels_.native(), domain, f, vars, graph.edges, buf);
+    buf.resize(msg.size(nv));  // the real size, even when nothing is packed into it
+    if (!kernels_.modelled())
+      for (const FaceSlice& f : msg.faces)
+        pack_face(kernels_.native(), domain, f, vars, graph.edges, buf);
     if (trace_ != nullptr && trace_->enabled())
       trace_->record({"send",
                       "message",
@@ -243,6 +242,7 @@ void StaticRuntime::wait_receives(Halo& h) {
 void StaticRuntime::unpack(Domain& domain, const StageGraph& graph, int group_index,
                            stencil::VarRange group, stencil::VarRange vars, const Halo& h) {
   MINIAMR_TIMED(timers_, kCommunicate);
+  if (kernels_.modelled()) return;
   for (std::size_t m = 0; m < graph.recvs.size(); ++m) {
     const MessageLayout& msg = graph.recvs[m];
     if (msg.group != group_index) continue;
