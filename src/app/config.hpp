@@ -85,6 +85,11 @@ struct Config {
   bool threads_given = false;
   int task_order_seed = 0;  // dynamic: non-zero runs ready tasks in a seeded random order
 
+  // Computation: the kernels run (real), or only their calibrated cost is charged to the
+  // simulated clock (model, simulation build): the mesh, messages and balancing still run.
+  std::string compute = "real";
+  std::string calibration_path;  // --compute model: seconds per cell-variable update
+
   // Start-up: the launcher starts every rank (mpirun), or one main process spawns `workers`
   // more (spawn), placed where the --plan file or plan server says.
   std::string launch = "mpirun";

@@ -103,8 +103,10 @@ std::string processor_name() {
 }
 
 World::World() {
+#ifndef MINIAMR_SIMGRID  // SMPI has no spawned processes, hence no parent to ask for
   MPI_Comm_get_parent(&parent_);
   if (parent_ != MPI_COMM_NULL) MPI_Intercomm_merge(parent_, 1, &comm_);
+#endif
 }
 
 World::~World() {

@@ -182,6 +182,8 @@ constexpr std::array kOptions{
   OptionSpec{"lb_link_model", TextSetter{[](State& s, const std::string& v) { s.config.lb_link_model_path = v; }}, "FILE", "measured at start-up", "migration cost from a miniamr-netbench model file"},
   OptionSpec{"slow_rank", TextSetter{[](State& s, const std::string& v) { s.config.slow_ranks.push_back(v); }}, "R:F", "none", "rank R computes F times slower (busy-waits; repeatable)"},
   OptionSpec{"noise", RealSetter{[](State& s, double v) { s.config.noise = v; }}, "SIGMA", "0", "seeded random extra delay per task, |N(0,SIGMA)| of its time"},
+  OptionSpec{"compute", TextSetter{[](State& s, const std::string& v) { s.config.compute = v; }}, "MODE", "real", "real: run the stencil kernels; model (simulation build): charge their calibrated cost instead"},
+  OptionSpec{"calibration", TextSetter{[](State& s, const std::string& v) { s.config.calibration_path = v; }}, "FILE", "none", "--compute model: seconds per cell-variable update per kernel (tools/calibrate_compute.py)"},
   OptionSpec{"max_memory", SizeSetter{[](State& s, Bytes v) { s.config.max_memory = v.value; }}, "SIZE", "the node's available memory / its ranks", "memory one rank may use (e.g. 512M, 8G); bigger meshes are refused"},
   OptionSpec{"checkpoint_freq", IntSetter{[](State& s, int v) { s.config.checkpoint_freq = v; }}, "N", "0", "write a checkpoint every N timesteps (0 = never)"},
   OptionSpec{"checkpoint_dir", TextSetter{[](State& s, const std::string& v) { s.config.checkpoint_dir = v; }}, "DIR", "none", "folder of the checkpoints (created if missing)"},
@@ -629,6 +631,37 @@ void check_checkpoints(const Config& c) {
     fail("--checkpoint_dir needs a --checkpoint_freq (timesteps between checkpoints)");
 }
 
+void check_compute(const Config& c) {
+  if (c.compute != "real" && c.compute != "model")
+    fail(fmt::format("--compute must be real or model, got {}", shown(c.compute)));
+  const bool model = c.compute == "model";
+  if (model && c.calibration_path.empty())
+    fail("--compute model needs a --calibration FILE (tools/calibrate_compute.py writes one)");
+  if (!c.calibration_path.empty() && !model)
+    fail("--calibration prices the kernels of --compute model: add --compute model");
+#ifdef MINIAMR_SIMGRID
+  // SMPI simulates one flow of control per rank; MPI_Comm_spawn does not exist there, and
+  // checkpoints need parallel HDF5 over the real Open MPI.
+  if (c.launch == "spawn")
+    fail("--launch spawn is not available in the simulation build (SMPI cannot spawn ranks)");
+  if (c.checkpoint_freq > 0 || !c.restart_path.empty())
+    fail(
+        fmt::format("{} is not available in the simulation build (checkpoints need parallel HDF5 "
+                    "over the real MPI library)",
+                    c.checkpoint_freq > 0 ? "--checkpoint_freq" : "--restart"));
+  if (c.threads_given && c.threads > 1)
+    fail(
+        fmt::format("--threads {}: the simulation build runs one worker thread per simulated "
+                    "rank (SMPI ranks are not OS threads)",
+                    c.threads));
+#else
+  if (model)
+    fail(
+        "--compute model needs the simulation build (cmake -DMINIAMR_SIMGRID=ON, run through "
+        "tools/miniamr-simulate): a real run would only report the modelled cost, not a time");
+#endif
+}
+
 void check_launch(const Config& c) {
   if (c.launch != "mpirun" && c.launch != "spawn")
     fail(fmt::format("--launch must be mpirun or spawn, got {}", shown(c.launch)));
@@ -704,6 +737,7 @@ void validate_config(const Config& config) {
   check_runtime(config);
   check_launch(config);
   check_checkpoints(config);
+  check_compute(config);
 }
 
 std::vector<std::string> config_warnings(const Config& config) {

@@ -21,6 +21,7 @@
 #include "app/errors.hpp"
 #include "app/launch.hpp"
 #include "app/objects.hpp"
+#include "app/simulated_platform.hpp"
 #include "io/printable.hpp"
 #include "runtime/static_runtime.hpp"
 #include "stencil/kernel_set.hpp"
@@ -104,6 +105,9 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
   r.config = config;
   r.final_objects = sim.objects();
   r.runtime_name = rt.name();
+  const SimulatedPlatform platform = simulated_platform();
+  r.simulated = platform.simulated;
+  r.platform = platform.name;
   if (comm.is_root()) {
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
@@ -251,9 +255,16 @@ void print_report(std::FILE* out, const Report& r, bool with_summary) {
       r.peak_rss_max / (1024.0 * 1024.0), r.field_bytes_max / (1024.0 * 1024.0)));
   line(fmt::format("Load balances {}, blocks moved {} (balance) and {} (gathering families)",
                    r.stats.load_balances, r.stats.blocks_moved_lb, r.stats.blocks_moved_coarsen));
-  line("Final checksums:");
-  for (std::size_t v = 0; v < r.stats.final_checksums.size(); ++v)
-    line(fmt::format("  var {:3d}  {:.17g}", v, r.stats.final_checksums[v]));
+  if (r.simulated)
+    line(fmt::format("Simulated on platform {} (SMPI): the times are simulated, not measured",
+                     r.platform));
+  if (r.config.compute == "model") {
+    line("Final checksums: none (--compute model charges the kernels' cost and computes nothing)");
+  } else {
+    line("Final checksums:");
+    for (std::size_t v = 0; v < r.stats.final_checksums.size(); ++v)
+      line(fmt::format("  var {:3d}  {:.17g}", v, r.stats.final_checksums[v]));
+  }
   line("");
   line(" ================== End report ===================");
   if (with_summary) line(summary_line(r));
@@ -292,6 +303,13 @@ std::string results_yaml(const Report& r) {
   }
   kv("compatible_with", "Mantevo miniAMR 1.7.0");
   kv("runtime", r.runtime_name);
+  kv("simulated", r.simulated);
+  y << YAML::Key << "platform" << YAML::Value;
+  if (r.simulated)
+    y << r.platform;
+  else
+    y << YAML::Null;
+  kv("compute", c.compute);
   kv("ranks", r.ranks);
   kv("threads", r.threads);
   y << YAML::Key << "launch" << YAML::Value << YAML::BeginMap;
@@ -448,11 +466,17 @@ std::string results_yaml(const Report& r) {
   phase("T_lb", r.load_balance);
   phase("T_checksum", r.checksum);
   y << YAML::EndMap;
-  y << YAML::Key << "initial_checksums" << YAML::Value << YAML::Flow << r.stats.initial_checksums;
-  y << YAML::Key << "final_checksums" << YAML::Value << YAML::Flow << r.stats.final_checksums;
-  // Quoted: a digest of only decimal digits must still read back as text.
-  y << YAML::Key << "field_digest" << YAML::Value << YAML::DoubleQuoted
-    << fmt::format("{:016x}", r.stats.field_digest);
+  if (c.compute == "model") {
+    // The kernels were not run: no field value, so no sum or digest, is claimed.
+    for (const char* key : {"initial_checksums", "final_checksums", "field_digest"})
+      y << YAML::Key << key << YAML::Value << YAML::Null;
+  } else {
+    y << YAML::Key << "initial_checksums" << YAML::Value << YAML::Flow << r.stats.initial_checksums;
+    y << YAML::Key << "final_checksums" << YAML::Value << YAML::Flow << r.stats.final_checksums;
+    // Quoted: a digest of only decimal digits must still read back as text.
+    y << YAML::Key << "field_digest" << YAML::Value << YAML::DoubleQuoted
+      << fmt::format("{:016x}", r.stats.field_digest);
+  }
   y << YAML::EndMap;
   return std::string(y.c_str()) + "\n";
 }

@@ -18,6 +18,9 @@ struct Report {
   Config config;
   std::vector<Object> final_objects;
   std::string runtime_name;
+  // A simulated run (the SMPI build): its times are the simulator's, on `platform`.
+  bool simulated = false;
+  std::string platform;
   int ranks = 1;
   int threads = 1;                    // worker threads per rank
   std::string stencil_backend;        // the kernels that actually ran

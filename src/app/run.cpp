@@ -24,10 +24,12 @@
 #include <fmt/format.h>
 
 #include "app/build_info.hpp"
+#include "app/calibration_file.hpp"
 #include "app/checkpoint.hpp"
 #include "app/collective_error.hpp"
 #include "app/deck.hpp"
 #include "app/errors.hpp"
+#include "app/input_file.hpp"
 #include "app/launch.hpp"
 #include "app/memory_budget.hpp"
 #include "app/options.hpp"
@@ -261,6 +263,11 @@ int run_checked(const std::vector<std::string>& args, World& world) {
     if (rank == me) options.slow_factor = factor;
   }
   options.noise = config.noise;
+  if (config.compute == "model")
+    options.compute_model = parse_calibration(
+        text_from_root(world_comm,
+                       [&] { return read_input_text(config.calibration_path, "calibration"); }),
+        config.calibration_path, config.runtime);
   const MemoryBudget budget = memory_budget(world_comm, config.max_memory);
   check_initial_memory(config, budget, ranks);
   std::unique_ptr<runtime::Runtime> rt;

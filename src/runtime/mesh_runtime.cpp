@@ -32,7 +32,7 @@ MeshRuntime::MeshRuntime(MPI_Comm parent, RuntimeOptions options)
     : comm_(parent),
       options_(options),
       mailbox_(comm_),
-      kernels_(options.kernels, options.isa),
+      kernels_(options.kernels, options.isa, options.compute_model),
       slowdown_(options.slow_factor, options.noise, 0x736c6f77ull + std::uint64_t(comm_.rank())) {}
 
 int MeshRuntime::threads() const {

@@ -39,6 +39,8 @@ struct RuntimeOptions {
   // Emulated heterogeneity: this rank's work takes slow_factor times as long, plus noise.
   double slow_factor = 1.0;
   double noise = 0.0;
+  // --compute model: the sweeps' calibrated cost instead of the kernels.
+  std::optional<ComputeModel> compute_model;
 };
 using StaticOptions = RuntimeOptions;
 

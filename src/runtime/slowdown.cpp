@@ -1,9 +1,9 @@
 #include "runtime/slowdown.hpp"
 
-#include <chrono>
 #include <cmath>
 #include <numbers>
 
+#include "runtime/compute_charge.hpp"
 #include "stencil/hash.hpp"
 
 namespace miniamr::runtime {
@@ -23,10 +23,7 @@ double Slowdown::extra(double seconds, std::uint64_t id) const {
 
 void Slowdown::after(double seconds, std::uint64_t id) const {
   if (!active()) return;
-  using Clock = std::chrono::steady_clock;
-  const auto until = Clock::now() + std::chrono::duration<double>(extra(seconds, id));
-  while (Clock::now() < until) {
-  }
+  charge_compute(extra(seconds, id));
 }
 
 }  // namespace miniamr::runtime

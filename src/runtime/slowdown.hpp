@@ -19,7 +19,7 @@ class Slowdown {
   double factor() const { return factor_; }
   // The extra seconds for a piece of work that took `seconds`; `id` names the piece.
   double extra(double seconds, std::uint64_t id) const;
-  // Busy-waits extra(seconds, id).
+  // Spends extra(seconds, id) of processor time (charge_compute: busy-waits, or simulated).
   void after(double seconds, std::uint64_t id) const;
 
  private:

@@ -5,9 +5,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
+#include "runtime/compute_model.hpp"
 #include "stencil/block.hpp"
 #include "stencil/ghost_fill.hpp"
 #include "stencil/kernel_set.hpp"
@@ -46,8 +48,11 @@ std::string backend_name(const KernelCalls& calls);
 
 class StageKernels {
  public:
+  // With a `model`, sweeps compute nothing and charge the model's cost instead (--compute
+  // model): block values and sums then stay as they were.
   explicit StageKernels(KernelBackend backend = KernelBackend::kNative,
-                        stencil::Isa isa = stencil::Isa::kBaseline);
+                        stencil::Isa isa = stencil::Isa::kBaseline,
+                        std::optional<ComputeModel> model = std::nullopt);
   StageKernels(const StageKernels&) = delete;
   StageKernels& operator=(const StageKernels&) = delete;
 
@@ -63,12 +68,16 @@ class StageKernels {
   void sweep(stencil::Block& block, const StageWork& work, stencil::VarRange vars,
              std::span<double> scratch, std::span<double> sums) const;
 
+  // Whether the sweeps are modelled rather than computed.
+  bool modelled() const { return model_.has_value(); }
+
   KernelCalls calls() const;
   std::string backend_name() const { return runtime::backend_name(calls()); }
 
  private:
   KernelBackend backend_;
   const stencil::KernelSet& native_set_;
+  std::optional<ComputeModel> model_;
   mutable std::atomic<std::int64_t> native_{0}, kokkos_{0}, variable_{0};
 };
 

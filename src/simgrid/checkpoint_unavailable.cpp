@@ -1,0 +1,41 @@
+// Checkpoints in the simulation build: parallel HDF5 is linked against the real Open MPI, which
+// cannot run inside SMPI's simulator, so this build has no checkpoint file format at all. The
+// options are refused before a run starts (app/options.cpp); these only keep the driver whole.
+#include <fmt/format.h>
+
+#include "app/checkpoint.hpp"
+#include "app/errors.hpp"
+
+namespace miniamr::app {
+
+namespace {
+
+[[noreturn]] void unavailable() {
+  throw UsageError("checkpoints are not available in the simulation build");
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> numerics_of(const Config&) {
+  unavailable();
+}
+
+std::string checkpoint_path(const std::string& dir, int ts) {
+  return fmt::format("{}/checkpoint.{:06}.h5", dir, ts);
+}
+
+void write_checkpoint(const Config&, const runtime::Communicator&, const runtime::Domain&,
+                      const RunPoint&) {
+  unavailable();
+}
+
+std::string find_checkpoint(const std::string&, MPI_Comm) {
+  unavailable();
+}
+
+RunPoint read_checkpoint(const std::string&, const Config&, const runtime::Communicator&,
+                         sfc::Curve, runtime::Domain&) {
+  unavailable();
+}
+
+}  // namespace miniamr::app
