@@ -4,6 +4,7 @@ failure), no crash, no hang and no results file. Runs every case on 2 ranks.
 
   check_errors.py --miniamr BIN --inputs DIR
 """
+import concurrent.futures
 import os
 import re
 import subprocess
@@ -148,32 +149,39 @@ def main():
             f.write(b"nx = 4\nny = 4\0\n")
         with open(files["TWICE_DECK"], "w") as f:
             f.write("nx = 4\nnum_vars = 2\nnx = 6\n")
-        before = listing(work)
-        for args, status, text in CASES:
+        def check(number, args, status, text):
+            """One case in a folder of its own (cases run concurrently): its report, or ""."""
+            case = os.path.join(work, f"case{number}")
+            os.mkdir(case)
+            os.mkdir(os.path.join(case, "a_directory"))
+            before = listing(case)
             args = [files.get(x, x) for x in args]
             cmd = ["mpirun", "-q", "-np", "2", "--oversubscribe", os.path.abspath(a.miniamr)] + args
             try:
-                run = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True,
+                run = subprocess.run(cmd, cwd=case, env=env, capture_output=True, text=True,
                                      timeout=120)
             except subprocess.TimeoutExpired:
-                print(f"FAIL (hang) {' '.join(args)}")
-                failures += 1
-                continue
+                return f"FAIL (hang) {' '.join(args)}"
             problems = failure_problems(run, status, text)
-            if os.path.exists(os.path.join(work, "results.yaml")):
+            if os.path.exists(os.path.join(case, "results.yaml")):
                 problems.append("results.yaml written")
-            after = listing(work)
+            after = listing(case)
             if after != before:
                 problems.append(f"files written: {sorted(after - before)}")
-                for path in sorted(after - before, reverse=True):
-                    full = os.path.join(work, path)
-                    os.rmdir(full) if os.path.isdir(full) else os.remove(full)
             if problems:
+                return (f"FAIL {' '.join(args)[:200]}: {'; '.join(problems)}\n--- stdout\n"
+                        f"{run.stdout[-2000:]}\n--- stderr\n{run.stderr[-2000:]}")
+            return ""
+
+        # Most of a case is mpirun starting and stopping: a few at once keep the cores busy.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+            reports = list(pool.map(lambda c: check(*c), ((i, *case) for i, case in enumerate(CASES))))
+        for (args, status, _), report in zip(CASES, reports):
+            if report:
                 failures += 1
-                print(f"FAIL {' '.join(args)[:200]}: {'; '.join(problems)}\n--- stdout\n{run.stdout[-2000:]}"
-                      f"\n--- stderr\n{run.stderr[-2000:]}")
+                print(report)
             else:
-                print(f"ok   {' '.join(args)[:200]!r} -> {status}")
+                print(f"ok   {' '.join(files.get(x, x) for x in args)[:200]!r} -> {status}")
         # --help: miniamr's own help on stdout, exit 0.
         run = subprocess.run(["mpirun", "-q", "-np", "2", "--oversubscribe",
                               os.path.abspath(a.miniamr), "--help"], cwd=work, env=env,
