@@ -520,9 +520,15 @@ void Simulation::run() {
     stats_.sim_time = t;
     if (use_time && !use_steps)
       delta = checked_time_step(objects_, grid, R, config_.block_cells(), ts);
-    if (config_.checkpoint_freq > 0 && ts % config_.checkpoint_freq == 0)
+    if (config_.checkpoint_freq > 0 && ts % config_.checkpoint_freq == 0) {
+      const auto began = std::chrono::steady_clock::now();
       write_checkpoint(config_, runtime_.comm(), domain_,
                        RunPoint{ts, t, delta, calc_stage_, objects_, previous_sums_, stats_});
+      if (out_ != nullptr && config_.verbosity != Verbosity::kQuiet)
+        fmt::print(out_, "checkpoint {} written in {:.2f} s\n",
+                   checkpoint_path(config_.checkpoint_dir, ts),
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+    }
     progress.step(ts, t, global_blocks_, double(stage_blocks) * updates_per_block);
     const bool steps_done = use_steps && ts >= config_.num_tsteps;
     const bool time_done = use_time && t >= config_.time;
