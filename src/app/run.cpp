@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -28,6 +29,7 @@
 #include "app/memory_budget.hpp"
 #include "app/options.hpp"
 #include "app/placement_plan.hpp"
+#include "app/plot_files.hpp"
 #include "app/report.hpp"
 #include "app/root_io.hpp"
 #include "app/simulation.hpp"
@@ -90,9 +92,15 @@ void check_output_paths(const Config& config, MPI_Comm comm, bool root) {
     outputs.emplace_back(config.results_path.empty() ? "--report_perf 1" : "--results",
                          config.results_file());
   if (config.report_perf & 2) outputs.emplace_back("--report_perf 2", "results.txt");
-  if (config.plot_freq > 0) outputs.emplace_back("--plot_freq", plot_file_name(config, 0));
+  if (config.plot_freq > 0) {
+    outputs.emplace_back("--plot_freq", first_plot_path(config));
+    if (config.plot_format == "xdmf") outputs.emplace_back("--plot_freq", xdmf_index_path(config));
+  }
   all_or_none(comm, "checking the output files", [&] {
     if (!root) return;
+    if (config.plot_freq > 0)
+      if (const std::string why = make_plot_dir(config); !why.empty())
+        throw UsageError(fmt::format("--plot_dir {}: {}", io::shown(config.plot_dir, 200), why));
     for (const auto& [what, path] : outputs)
       if (const std::string why = io::unwritable_reason(path); !why.empty())
         throw UsageError(
@@ -308,6 +316,9 @@ int run(int argc, char** argv) {
   // mapping, returned to the system when freed (1.05x).
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 #endif
+  // A file-size limit (ulimit -f) would kill the rank that reaches it with SIGXFSZ and leave
+  // the others waiting; ignored, it is a failed write like a full disk, reported and shared.
+  std::signal(SIGXFSZ, SIG_IGN);
   runtime::MpiEnvironment mpi(argc, argv);
 #ifdef _OPENMP
   // Threads come from OMP_NUM_THREADS only: OpenMP's own default (every core) would put
