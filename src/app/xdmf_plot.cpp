@@ -1,6 +1,7 @@
 #include "app/xdmf_plot.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <array>
@@ -15,6 +16,7 @@
 
 #include "app/collective_error.hpp"
 #include "app/errors.hpp"
+#include "app/memory_budget.hpp"
 #include "app/plot_files.hpp"
 #include "app/root_io.hpp"
 #include "h5/h5file.hpp"
@@ -105,6 +107,36 @@ std::string sync_and_rename(const std::string& temp, const std::string& path) {
   return ec ? fmt::format("cannot rename the temporary file: {}", ec.message()) : std::string();
 }
 
+// An upper bound of a step file's size: the datasets exactly, and room for HDF5's own records
+// (superblock, groups, object headers, attributes: about 7 KiB in practice).
+std::int64_t plot_file_bytes(std::int64_t blocks, std::size_t vars) {
+  const std::int64_t per_block = 8 * 3 * 8 + 8 * 8 + 4 + 4 + 4 * 4 + std::int64_t(vars) * 8;
+  return blocks * per_block + 64 * 1024 + std::int64_t(vars) * 2048;
+}
+
+// Why a file of `bytes` cannot be written here, or "". Collective: every rank checks its own
+// file-size limit (each writes its own part of the file); rank 0 reserves the disk space of the
+// file it has just created. HDF5 1.10 cannot close a file after a failed write without leaving
+// a broken handle that crashes MPI_Finalize, so a full disk must be found before any write.
+std::string no_room(const std::string& temp, std::int64_t bytes, bool root) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      rlim_t(bytes) > limit.rlim_cur)
+    return fmt::format("it needs up to {}, more than the file-size limit of {} (ulimit -f)",
+                       human_bytes(double(bytes)), human_bytes(double(limit.rlim_cur)));
+  if (!root) return {};
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return fmt::format("cannot open it: {}", std::generic_category().message(errno));
+  // Reserved without changing the size, so HDF5 still sees the file it wrote. File systems
+  // without fallocate reserve nothing; their errors, if any, come from the writes.
+  const int err = ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, off_t(bytes)) == 0 ? 0 : errno;
+  ::close(fd);
+  if (err != 0 && err != EOPNOTSUPP && err != ENOSYS)
+    return fmt::format("no room for the up to {} it needs: {}", human_bytes(double(bytes)),
+                       std::generic_category().message(err));
+  return {};
+}
+
 }  // namespace
 
 XdmfPlot::XdmfPlot(const Config& config) : config_(config), vars_(config.plot_variables()) {}
@@ -127,6 +159,10 @@ void XdmfPlot::write(const runtime::Domain& domain, const runtime::Communicator&
   const auto failure = [&path](std::string_view why) {
     return RunError(fmt::format("cannot write plot file '{}': {}", path, why));
   };
+  const auto discard_temp = [&] {
+    std::error_code ec;
+    if (comm.is_root()) fs::remove(temp, ec);
+  };
   std::optional<h5::File> file;
   all_or_none(c, "creating a plot file", [&] {
     try {
@@ -135,6 +171,22 @@ void XdmfPlot::write(const runtime::Domain& domain, const runtime::Communicator&
       throw failure(reason(e, temp));
     }
   });
+  try {
+    all_or_none(c, "writing a plot file", [&] {
+      if (const std::string why =
+              no_room(temp, plot_file_bytes(total, vars_.size()), comm.is_root());
+          !why.empty())
+        throw failure(why);
+    });
+  } catch (...) {
+    try {
+      file->close();  // only HDF5's few records of an empty file to write
+    } catch (const h5::Error&) {
+      // The failure already being reported is the one the user needs.
+    }
+    discard_temp();
+    throw;
+  }
   // Every rank makes every collective call even after one of its own failed (a write that met a
   // full disk on this rank only), so no rank waits in a call the others have left; the first
   // failure is kept and every rank learns of it below.
@@ -177,10 +229,7 @@ void XdmfPlot::write(const runtime::Domain& domain, const runtime::Communicator&
       if (const std::string err = sync_and_rename(temp, path); !err.empty()) throw failure(err);
     });
   } catch (...) {
-    if (comm.is_root()) {
-      std::error_code ec;
-      fs::remove(temp, ec);
-    }
+    discard_temp();
     throw;
   }
   steps_.push_back({timestep, time, name, total});

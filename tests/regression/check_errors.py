@@ -81,6 +81,16 @@ CASES = [
     (["--plan_timeout", "0"], 2, "--plan_timeout must be above 0 and at most 3600 seconds, got 0"),
     (["--lb_link_model", "model.yaml"], 2,
      "--lb_link_model prices the dynamic runtime's migrations: add --runtime dynamic"),
+    # Plots: a known format, variables that exist, a folder that can be made.
+    (["--plot_format", "vtk"], 2, "--plot_format must be text or xdmf, got 'vtk'"),
+    (["--plot_format", "xdmf", "--num_vars", "2", "--plot_vars", "0,5"], 2,
+     "--plot_vars '0,5': variable 5 does not exist (--num_vars 2: 0 to 1)"),
+    (["--plot_format", "xdmf", "--plot_vars", "0,x"], 2,
+     "--plot_vars entry expects an integer, got 'x'"),
+    (["--plot_vars", "1"], 2, "--plot_vars chooses the variables of xdmf plots: add --plot_format xdmf"),
+    (["--plot_freq", "1", "--plot_format", "xdmf", "--plot_dir", "/dev/null/plots"], 2,
+     "--plot_dir '/dev/null/plots': cannot create the folder '/dev/null/plots': Not a directory"),
+    (["--plot_freq", "1", "--plot_dir", "DECK_WITH_TYPO"], 2, "exists and is not a folder"),
     # Decks: files only, small, text, each key once.
     (["/dev/zero"], 2, "cannot read deck file '/dev/zero': it is not a regular file"),
     (["FIFO"], 2, "it is not a regular file (a pipe, device or socket)"),
