@@ -94,6 +94,16 @@ CASES = [
     (["--checkpoint_freq", "5", "--checkpoint_dir", "/proc/miniamr-checkpoints"], 2,
      "--checkpoint_dir '/proc/miniamr-checkpoints': cannot create it"),
     (["--restart", "/nonexistent/cp"], 2, "--restart '/nonexistent/cp': no such file or folder"),
+    # Plots: a known format, variables that exist, a folder that can be made.
+    (["--plot_format", "vtk"], 2, "--plot_format must be text or xdmf, got 'vtk'"),
+    (["--plot_format", "xdmf", "--num_vars", "2", "--plot_vars", "0,5"], 2,
+     "--plot_vars '0,5': variable 5 does not exist (--num_vars 2: 0 to 1)"),
+    (["--plot_format", "xdmf", "--plot_vars", "0,x"], 2,
+     "--plot_vars entry expects an integer, got 'x'"),
+    (["--plot_vars", "1"], 2, "--plot_vars chooses the variables of xdmf plots: add --plot_format xdmf"),
+    (["--plot_freq", "1", "--plot_format", "xdmf", "--plot_dir", "/dev/null/plots"], 2,
+     "--plot_dir '/dev/null/plots': cannot create the folder '/dev/null/plots': Not a directory"),
+    (["--plot_freq", "1", "--plot_dir", "DECK_WITH_TYPO"], 2, "exists and is not a folder"),
     # Decks: files only, small, text, each key once.
     (["/dev/zero"], 2, "cannot read deck file '/dev/zero': it is not a regular file"),
     (["FIFO"], 2, "it is not a regular file (a pipe, device or socket)"),
