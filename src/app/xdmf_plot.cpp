@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -93,10 +94,12 @@ std::string reason(const h5::Error& e, const std::string& temp) {
   return std::string(text);
 }
 
-// MPI-IO's close does not promise the data are on disk; the rename must not outrun them.
-std::string sync_and_rename(const std::string& temp, const std::string& path) {
-  const int fd = ::open(temp.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || ::fsync(fd) != 0) {
+// MPI-IO's close does not promise the data are on disk; the rename must not outrun them. The
+// space reserved beyond the end of the file (no_room) is given back first.
+std::string trim_sync_and_rename(const std::string& temp, const std::string& path) {
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CLOEXEC);
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0 || ::ftruncate(fd, st.st_size) != 0 || ::fsync(fd) != 0) {
     const std::string why = std::generic_category().message(errno);
     if (fd >= 0) ::close(fd);
     return fmt::format("cannot sync: {}", why);
@@ -226,7 +229,8 @@ void XdmfPlot::write(const runtime::Domain& domain, const runtime::Communicator&
     });
     all_or_none(c, "writing a plot file", [&] {
       if (!comm.is_root()) return;
-      if (const std::string err = sync_and_rename(temp, path); !err.empty()) throw failure(err);
+      if (const std::string err = trim_sync_and_rename(temp, path); !err.empty())
+        throw failure(err);
     });
   } catch (...) {
     discard_temp();
