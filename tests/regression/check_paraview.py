@@ -79,7 +79,7 @@ def read_index(path, failures):
     return steps
 
 
-def read_steps(folder, results, np_, failures):
+def read_steps(folder, results, np_, failures, static=True):
     """Checks one run's files against its results; returns every step's arrays by name."""
     what = f"{np_} ranks"
     steps = read_index(os.path.join(folder, "plot.xmf"), failures)
@@ -123,9 +123,11 @@ def read_steps(folder, results, np_, failures):
         if ts == STEPS and per_level != results["final_blocks_per_level"]:
             failures.append(f"{where}: blocks per level {per_level}, final "
                             f"{results['final_blocks_per_level']}")
-        # (a rank may hold no block while there are fewer blocks than ranks)
+        # (a rank may hold no block while there are fewer blocks than ranks, and the dynamic
+        # balancer may empty a rank it measured as much slower on a loaded machine)
         owners = sorted(set(rank.tolist()))
-        if not set(owners) <= set(range(np_)) or (n >= np_ and len(owners) != np_) or \
+        if not set(owners) <= set(range(np_)) or \
+                (static and n >= np_ and len(owners) != np_) or \
                 np.any(np.diff(rank) < 0):
             failures.append(f"{where}: owner ranks {owners} are not 0..{np_ - 1} in contiguous "
                             "rows")
@@ -186,7 +188,7 @@ def main():
             results = run(a, np_, os.path.join(work, name), failures, extra)
             if results is not None:
                 steps[name] = read_steps(os.path.join(work, name, "plots"), results, np_,
-                                         failures)
+                                         failures, static="dynamic" not in extra)
         for name in ("np3", "dynamic.np3"):
             if name not in steps or "np2" not in steps or len(steps[name]) != len(steps["np2"]):
                 continue
