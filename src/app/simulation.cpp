@@ -85,6 +85,10 @@ RunPoint Simulation::restore() {
   stats_.max_blocks_rank = std::int64_t(domain_.blocks.size());
   global_blocks_ = comm.sum(std::int64_t(domain_.blocks.size()));
   runtime_.mesh_changed(domain_);
+  if (config_.plot_freq > 0 && config_.plot_format == "xdmf") {
+    xdmf_plot_ = std::make_unique<XdmfPlot>(config_);
+    xdmf_plot_->resume(comm, p.timestep);
+  }
   return p;
 }
 

@@ -7,10 +7,14 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <random>
+#include <regex>
+#include <sstream>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -239,6 +243,39 @@ void XdmfPlot::write(const runtime::Domain& domain, const runtime::Communicator&
   steps_.push_back({timestep, time, name, total});
   write_on_root(c, xdmf_index_path(config_),
                 comm.is_root() ? xdmf_index_text(steps_, vars_) : std::string(), "plot index");
+}
+
+void XdmfPlot::resume(const runtime::Communicator& comm, int timestep) {
+  // The first part may have named its files with fewer digits (the width follows --num_tsteps):
+  // rank 0 lists the step files up to `timestep`, in timestep order, and every rank opens them.
+  const std::string listed = text_from_root(comm.get(), [&] {
+    static const std::regex step_file(R"(plot\.(\d+)\.h5)");
+    std::map<int, std::string> found;
+    std::error_code ec;
+    const std::filesystem::path dir = config_.plot_dir.empty() ? "." : config_.plot_dir;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      std::smatch m;
+      const std::string file = e.path().filename().string();
+      if (!std::regex_match(file, m, step_file)) continue;
+      const int ts = std::atoi(m[1].str().c_str());
+      if (ts <= timestep && (ts == 0 || ts % config_.plot_freq == 0)) found[ts] = file;
+    }
+    std::string text;
+    for (const auto& [ts, file] : found) text += fmt::format("{} {}\n", ts, file);
+    return text;
+  });
+  steps_.clear();
+  std::istringstream lines(listed);
+  int ts = 0;
+  std::string name;
+  while (lines >> ts >> name) {
+    try {
+      const h5::File f = h5::File::open(in_plot_dir(config_, name), comm.get());
+      steps_.push_back({ts, f.real_attribute("time"), name, f.rows(std::string(L::kLevel))});
+    } catch (const h5::Error&) {
+      // Not a whole step file (a damaged or foreign one): the index leaves it out.
+    }
+  }
 }
 
 }  // namespace miniamr::app

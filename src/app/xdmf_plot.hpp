@@ -26,6 +26,10 @@ class XdmfPlot {
   void write(const runtime::Domain& domain, const runtime::Communicator& comm, int timestep,
              double time);
 
+  // Collective. A run restarted after `timestep` lists the steps its first part plotted up to
+  // then (those whose files are whole), so the index still covers the whole run.
+  void resume(const runtime::Communicator& comm, int timestep);
+
  private:
   Config config_;
   std::vector<int> vars_;
