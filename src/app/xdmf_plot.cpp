@@ -25,6 +25,7 @@
 #include "app/plot_files.hpp"
 #include "app/root_io.hpp"
 #include "h5/h5file.hpp"
+#include "io/output_file.hpp"
 #include "stencil/stencil_kernels.hpp"
 
 namespace miniamr::app {
@@ -98,20 +99,17 @@ std::string reason(const h5::Error& e, const std::string& temp) {
   return std::string(text);
 }
 
-// MPI-IO's close does not promise the data are on disk; the rename must not outrun them. The
-// space reserved beyond the end of the file (no_room) is given back first.
+// The space reserved beyond the end of the file (no_room) is given back before it is published.
 std::string trim_sync_and_rename(const std::string& temp, const std::string& path) {
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CLOEXEC);
   struct stat st {};
-  if (fd < 0 || ::fstat(fd, &st) != 0 || ::ftruncate(fd, st.st_size) != 0 || ::fsync(fd) != 0) {
+  if (fd < 0 || ::fstat(fd, &st) != 0 || ::ftruncate(fd, st.st_size) != 0) {
     const std::string why = std::generic_category().message(errno);
     if (fd >= 0) ::close(fd);
     return fmt::format("cannot sync: {}", why);
   }
   ::close(fd);
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  return ec ? fmt::format("cannot rename the temporary file: {}", ec.message()) : std::string();
+  return io::sync_and_rename(temp, path);
 }
 
 // An upper bound of a step file's size: the datasets exactly, and room for HDF5's own records
