@@ -1,9 +1,7 @@
 #include "app/checkpoint.hpp"
 
-#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/statvfs.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
@@ -22,6 +20,7 @@
 #include "app/errors.hpp"
 #include "app/root_io.hpp"
 #include "h5/h5file.hpp"
+#include "io/output_file.hpp"
 #include "io/printable.hpp"
 #include "sfc/partition.hpp"
 #include "stencil/hash.hpp"
@@ -160,15 +159,6 @@ RunPoint run_point(const StateRows& s) {
 
 std::string var_name(int v) {
   return fmt::format("fields/var{:04d}", v);
-}
-
-// The file reaches the disk before its name says it is complete, and the rename itself does
-// too: a crash right after must not leave a complete-looking name over missing data.
-void sync_path(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
 }
 
 // Checkpoints in `dir` by timestep (complete ones only: temporary files have another name).
@@ -351,14 +341,10 @@ void write_checkpoint(const Config& config, const runtime::Communicator& comm,
   if (killed_here(point.timestep) && comm.is_root()) std::raise(SIGKILL);
   all_or_none(comm.get(), "naming the checkpoint", [&] {
     if (!comm.is_root()) return;
-    sync_path(temp_path);
+    if (const std::string why = io::sync_and_rename(temp_path, final_path); !why.empty())
+      throw RunError(
+          fmt::format("cannot publish the checkpoint {}: {}", io::shown(final_path, 200), why));
     std::error_code ec;
-    fs::rename(temp_path, final_path, ec);
-    if (ec)
-      throw RunError(fmt::format("cannot rename the checkpoint {} to {}: {}",
-                                 io::shown(temp_path, 200), io::shown(final_path, 200),
-                                 ec.message()));
-    sync_path(config.checkpoint_dir);
     // The oldest beyond --checkpoint_keep go, never the one just written.
     auto all = checkpoints_in(config.checkpoint_dir);
     while (int(all.size()) > config.checkpoint_keep) {

@@ -134,6 +134,11 @@ struct Config {
   Verbosity verbosity = Verbosity::kNormal;
   int progress_every = 1;  // timesteps between progress lines
   int plot_freq = 0;
+  std::string plot_format = "text";  // text (the reference's plot.NNN) or xdmf (XDMF + HDF5)
+  std::string plot_vars;             // comma-separated variable indices for xdmf plots ("" = 0)
+  std::string plot_dir = ".";        // the folder plot files go to, created when missing
+  // --plot_vars as indices; throws UsageError when one is malformed or not below num_vars.
+  std::vector<int> plot_variables() const;
 
   std::vector<Object> objects;
 

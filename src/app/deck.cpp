@@ -18,15 +18,10 @@
 namespace miniamr::app {
 namespace {
 
-constexpr std::string_view kSpace = " \t\r\f\v";
 constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
 
-std::string_view trim(std::string_view s) {
-  const auto first = s.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(kSpace);
-  return s.substr(first, last - first + 1);
-}
+constexpr std::string_view kSpace = " \t\r\f\v";
+using io::trim;
 
 std::vector<std::string> split_words(std::string_view s) {
   std::vector<std::string> words;

@@ -147,6 +147,9 @@ constexpr std::array kOptions{
   OptionSpec{"verbose", FlagSetter{[](State& s, bool on) { s.verbose = on; }}, "", "off", "print the reference's detailed output (every block table, timestep, balance)"},
   OptionSpec{"progress_every", IntSetter{[](State& s, int v) { s.config.progress_every = v; }}, "N", "1", "a progress line every N timesteps"},
   OptionSpec{"plot_freq", IntSetter{[](State& s, int v) { s.config.plot_freq = v; }}, "N", "0", "plot at timestep 0 and every N timesteps (0 = never)"},
+  OptionSpec{"plot_format", TextSetter{[](State& s, const std::string& v) { s.config.plot_format = v; }}, "text|xdmf", "text", "plot files: the reference's text, or XDMF + HDF5 for ParaView"},
+  OptionSpec{"plot_vars", TextSetter{[](State& s, const std::string& v) { s.config.plot_vars = v; }}, "LIST", "0", "xdmf plots: comma-separated variables whose block means are written"},
+  OptionSpec{"plot_dir", TextSetter{[](State& s, const std::string& v) { s.config.plot_dir = v; }}, "DIR", ".", "the folder for plot files (created when missing)"},
   OptionSpec{"code", IntSetter{[](State& s, int v) { s.config.code = v; }}, "N", "0", "accepted for compatibility: ghost messages always carry exactly the faces read"},
   OptionSpec{"permute", FlagSetter{[](State& s, bool on) { s.config.permute = on; }}, "", "off", "accepted for compatibility: the exchange order is fixed (7-point: all axes at once)"},
   OptionSpec{"kokkos", FlagSetter{[](State& s, bool on) { s.config.kokkos = on; }}, "", "off", "run the 7- and 27-point stencils with the Kokkos back end"},
@@ -685,6 +688,11 @@ void check_time_loop(const Config& c) {
   check_at_least("checksum_freq", c.checksum_freq, 0);
   check_at_least("error_tol", c.error_tol, 0);
   check_at_least("plot_freq", c.plot_freq, 0);
+  if (c.plot_format != "text" && c.plot_format != "xdmf")
+    fail(fmt::format("--plot_format must be text or xdmf, got {}", shown(c.plot_format)));
+  (void)c.plot_variables();  // throws on a malformed --plot_vars
+  if (!c.plot_vars.empty() && c.plot_format != "xdmf")
+    fail("--plot_vars chooses the variables of xdmf plots: add --plot_format xdmf");
   check_at_least("progress_every", c.progress_every, 1);
   if (!c.results_format.empty() && c.results_format != "yaml" && c.results_format != "json")
     fail(fmt::format("--results_format must be yaml or json, got {}", shown(c.results_format)));
@@ -723,6 +731,26 @@ std::vector<std::pair<int, double>> Config::slow_rank_factors() const {
     if (!(factor >= 1.0))
       fail(fmt::format("--slow_rank factor must be at least 1 (a slowdown), got {}", factor));
     out.emplace_back(rank, factor);
+  }
+  return out;
+}
+
+std::vector<int> Config::plot_variables() const {
+  if (plot_vars.empty()) return {0};
+  std::vector<int> out;
+  const Where where{"", false};
+  std::string_view rest = plot_vars;
+  while (true) {
+    const auto comma = rest.find(',');
+    const int v = to_int(rest.substr(0, comma), "--plot_vars entry", where);
+    if (v < 0 || v >= num_vars)
+      fail(fmt::format("--plot_vars {}: variable {} does not exist (--num_vars {}: 0 to {})",
+                       shown(plot_vars), v, num_vars, num_vars - 1));
+    if (std::ranges::find(out, v) != out.end())
+      fail(fmt::format("--plot_vars {}: variable {} is listed twice", shown(plot_vars), v));
+    out.push_back(v);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
   }
   return out;
 }

@@ -34,6 +34,7 @@
 #include "app/memory_budget.hpp"
 #include "app/options.hpp"
 #include "app/placement_plan.hpp"
+#include "app/plot_files.hpp"
 #include "app/report.hpp"
 #include "app/root_io.hpp"
 #include "app/simulation.hpp"
@@ -96,11 +97,17 @@ void check_output_paths(const Config& config, MPI_Comm comm, bool root) {
     outputs.emplace_back(config.results_path.empty() ? "--report_perf 1" : "--results",
                          config.results_file());
   if (config.report_perf & 2) outputs.emplace_back("--report_perf 2", "results.txt");
-  if (config.plot_freq > 0) outputs.emplace_back("--plot_freq", plot_file_name(config, 0));
+  if (config.plot_freq > 0) {
+    outputs.emplace_back("--plot_freq", first_plot_path(config));
+    if (config.plot_format == "xdmf") outputs.emplace_back("--plot_freq", xdmf_index_path(config));
+  }
   if (config.checkpoint_freq > 0)
     outputs.emplace_back("--checkpoint_dir", checkpoint_path(config.checkpoint_dir, 0) + ".tmp");
   all_or_none(comm, "checking the output files", [&] {
     if (!root) return;
+    if (config.plot_freq > 0)
+      if (const std::string why = make_plot_dir(config); !why.empty())
+        throw UsageError(fmt::format("--plot_dir {}: {}", io::shown(config.plot_dir, 200), why));
     if (config.checkpoint_freq > 0) {
       std::error_code ec;
       std::filesystem::create_directories(config.checkpoint_dir, ec);
@@ -328,8 +335,8 @@ int run(int argc, char** argv) {
   // mapping, returned to the system when freed (1.05x).
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 #endif
-  // A file that outgrows the process's size limit (ulimit -f) must fail its write with EFBIG,
-  // reported like a full disk, rather than kill the rank with SIGXFSZ.
+  // A file-size limit (ulimit -f) would kill the rank that reaches it with SIGXFSZ and leave
+  // the others waiting; ignored, it is a failed write like a full disk, reported and shared.
   std::signal(SIGXFSZ, SIG_IGN);
   runtime::MpiEnvironment mpi(argc, argv);
 #ifdef _OPENMP

@@ -13,6 +13,7 @@
 #include "app/collective_error.hpp"
 #include "app/errors.hpp"
 #include "app/objects.hpp"
+#include "app/plot_files.hpp"
 #include "app/progress.hpp"
 #include "app/root_io.hpp"
 #include "octree/refine.hpp"
@@ -85,6 +86,10 @@ RunPoint Simulation::restore() {
   stats_.max_blocks_rank = std::int64_t(domain_.blocks.size());
   global_blocks_ = comm.sum(std::int64_t(domain_.blocks.size()));
   runtime_.mesh_changed(domain_);
+  if (config_.plot_freq > 0 && config_.plot_format == "xdmf") {
+    xdmf_plot_ = std::make_unique<XdmfPlot>(config_);
+    xdmf_plot_->resume(comm, p.timestep);
+  }
   return p;
 }
 
@@ -405,13 +410,16 @@ void Simulation::check_sums(const std::vector<double>& sums) {
   }
 }
 
-std::string plot_file_name(const Config& config, int ts) {
-  int digits = 0;
-  while (std::pow(10.0, digits) < double(config.num_tsteps)) ++digits;
-  return fmt::format("plot.{:0{}d}", ts, digits + 1);
+void Simulation::write_plot(int ts, double time) {
+  if (config_.plot_format != "xdmf") {
+    write_text_plot(ts);
+    return;
+  }
+  if (!xdmf_plot_) xdmf_plot_ = std::make_unique<XdmfPlot>(config_);
+  xdmf_plot_->write(domain_, runtime_.comm(), ts, time);
 }
 
-void Simulation::write_plot(int ts) const {
+void Simulation::write_text_plot(int ts) const {
   // Gather (level, centre) of every block to rank 0, in rank order (the reference's format).
   const int R = config_.num_refine;
   std::vector<std::int64_t> mine;
@@ -426,7 +434,7 @@ void Simulation::write_plot(int ts) const {
     }
   }
   const auto all = runtime_.comm().gather(mine);
-  const std::string name = plot_file_name(config_, ts);
+  const std::string name = in_plot_dir(config_, plot_file_name(config_, ts));
   std::string text;
   if (runtime_.comm().is_root()) {
     std::int64_t total = 0;
@@ -494,7 +502,7 @@ void Simulation::run() {
   } else {
     init_mesh();
     if (R > 0 || config_.uniform_refine != 0) refine_step(0, R);
-    if (config_.plot_freq > 0) write_plot(0);
+    if (config_.plot_freq > 0) write_plot(0, 0.0);
   }
 
   const double updates_per_block =
@@ -517,15 +525,22 @@ void Simulation::run() {
                       runtime_.timers().get(runtime::Phase::kCompute), objects_, delta);
       trace_event("balance", began, ts);
     }
-    if (config_.plot_freq > 0 && ts % config_.plot_freq == 0) write_plot(ts);
+    // (t is still the time this timestep started from)
+    if (config_.plot_freq > 0 && ts % config_.plot_freq == 0) write_plot(ts, t + delta);
     t += delta;
     stats_.timesteps_done = ts;
     stats_.sim_time = t;
     if (use_time && !use_steps)
       delta = checked_time_step(objects_, grid, R, config_.block_cells(), ts);
-    if (config_.checkpoint_freq > 0 && ts % config_.checkpoint_freq == 0)
+    if (config_.checkpoint_freq > 0 && ts % config_.checkpoint_freq == 0) {
+      const auto began = std::chrono::steady_clock::now();
       write_checkpoint(config_, runtime_.comm(), domain_,
                        RunPoint{ts, t, delta, calc_stage_, objects_, previous_sums_, stats_});
+      if (out_ != nullptr && config_.verbosity != Verbosity::kQuiet)
+        fmt::print(out_, "checkpoint {} written in {:.2f} s\n",
+                   checkpoint_path(config_.checkpoint_dir, ts),
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+    }
     progress.step(ts, t, global_blocks_, double(stage_blocks) * updates_per_block);
     const bool steps_done = use_steps && ts >= config_.num_tsteps;
     const bool time_done = use_time && t >= config_.time;

@@ -14,6 +14,7 @@
 #include "app/load_balancer.hpp"
 #include "app/memory_budget.hpp"
 #include "app/run_stats.hpp"
+#include "app/xdmf_plot.hpp"
 #include "runtime/domain.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/trace.hpp"
@@ -68,7 +69,9 @@ class Simulation {
   bool verbose_output() const {
     return out_ != nullptr && (config_.report_perf & 8) && config_.verbosity == Verbosity::kVerbose;
   }
-  void write_plot(int ts) const;
+  // The plot of timestep `ts`, reached at simulated time `time`, in --plot_format.
+  void write_plot(int ts, double time);
+  void write_text_plot(int ts) const;
   bool adapting() const { return config_.num_refine > 0 && config_.uniform_refine == 0; }
 
   Config config_;
@@ -87,10 +90,7 @@ class Simulation {
   std::int64_t calc_stage_ = 0;
   RunStats stats_;
   std::unique_ptr<LoadBalancer> balancer_;
+  std::unique_ptr<XdmfPlot> xdmf_plot_;  // with --plot_format xdmf
 };
-
-// The reference's plot file name for timestep `ts`: "plot." and ts with one digit more than the
-// number of timesteps needs.
-std::string plot_file_name(const Config& config, int ts);
 
 }  // namespace miniamr::app

@@ -52,6 +52,10 @@ hid_t memory_type<std::uint64_t>() {
   return H5T_NATIVE_UINT64;
 }
 template <>
+hid_t memory_type<std::uint32_t>() {
+  return H5T_NATIVE_UINT32;
+}
+template <>
 hid_t memory_type<std::int32_t>() {
   return H5T_NATIVE_INT32;
 }
@@ -101,11 +105,19 @@ void File::write_rows(const std::string& name, std::span<const T> mine, std::int
   agree(set.get() >= 0, "cannot create the dataset", name);
   const hsize_t start[2] = {hsize_t(first_row), 0};
   const hsize_t count[2] = {hsize_t(std::int64_t(mine.size()) / width), hsize_t(width)};
-  H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
-  const Id memspace(H5Screate_simple(2, count, nullptr), H5Sclose);
+  // A rank without rows still takes part in the collective write, selecting nothing.
+  const hsize_t one_row[2] = {1, hsize_t(width)};
+  const Id memspace(H5Screate_simple(2, count[0] > 0 ? count : one_row, nullptr), H5Sclose);
+  if (count[0] > 0) {
+    H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
+  } else {
+    H5Sselect_none(space.get());
+    H5Sselect_none(memspace.get());
+  }
   const Id dxpl = collective_transfer();
+  const T nothing{};
   agree(H5Dwrite(set.get(), memory_type<T>(), memspace.get(), space.get(), dxpl.get(),
-                 mine.data()) >= 0,
+                 mine.empty() ? &nothing : mine.data()) >= 0,
         "cannot write the dataset", name);
 }
 
@@ -189,6 +201,15 @@ void File::set_attribute(const std::string& name, std::int64_t value) {
         "cannot write the attribute", name);
 }
 
+void File::set_attribute(const std::string& name, double value) {
+  const Id space(H5Screate(H5S_SCALAR), H5Sclose);
+  const Id attr(
+      H5Acreate2(id_.get(), name.c_str(), H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+      H5Aclose);
+  agree(attr.get() >= 0 && H5Awrite(attr.get(), H5T_NATIVE_DOUBLE, &value) >= 0,
+        "cannot write the attribute", name);
+}
+
 std::string File::text_attribute(const std::string& name) const {
   const Id attr(H5Aopen(id_.get(), name.c_str(), H5P_DEFAULT), H5Aclose);
   if (attr.get() < 0) fail("has no attribute", name);
@@ -211,6 +232,14 @@ std::int64_t File::int_attribute(const std::string& name) const {
   return value;
 }
 
+double File::real_attribute(const std::string& name) const {
+  const Id attr(H5Aopen(id_.get(), name.c_str(), H5P_DEFAULT), H5Aclose);
+  if (attr.get() < 0) fail("has no attribute", name);
+  double value = 0;
+  if (H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value) < 0) fail("cannot read the attribute", name);
+  return value;
+}
+
 void File::close() {
   if (id_.get() < 0) return;
   const bool flushed = H5Fflush(id_.get(), H5F_SCOPE_GLOBAL) >= 0;
@@ -227,6 +256,7 @@ void File::close() {
 MINIAMR_H5_ROWS(double)
 MINIAMR_H5_ROWS(std::int64_t)
 MINIAMR_H5_ROWS(std::uint64_t)
+MINIAMR_H5_ROWS(std::uint32_t)
 MINIAMR_H5_ROWS(std::int32_t)
 MINIAMR_H5_ROWS(std::uint8_t)
 #undef MINIAMR_H5_ROWS

@@ -78,8 +78,10 @@ class File {
   // Attributes of the root group. Collective: every rank passes the same value.
   void set_attribute(const std::string& name, std::string_view text);
   void set_attribute(const std::string& name, std::int64_t value);
+  void set_attribute(const std::string& name, double value);
   std::string text_attribute(const std::string& name) const;
   std::int64_t int_attribute(const std::string& name) const;
+  double real_attribute(const std::string& name) const;
 
   // Collective. Flushes and closes; throws when the data could not be written.
   void close();

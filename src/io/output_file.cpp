@@ -132,4 +132,24 @@ std::string write_file_atomically(const std::string& path, std::string_view text
   return file.error();
 }
 
+std::string sync_and_rename(const std::string& temp, const std::string& path) {
+  const int fd = ::open(temp.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    const std::string why = std::generic_category().message(errno);
+    if (fd >= 0) ::close(fd);
+    return fmt::format("cannot sync: {}", why);
+  }
+  ::close(fd);
+  std::error_code ec;
+  fs::rename(temp, path, ec);
+  if (ec) return fmt::format("cannot rename the temporary file: {}", ec.message());
+  // The rename itself reaches the disk with the folder's entry.
+  const fs::path folder = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : ".";
+  if (const int dir = ::open(folder.c_str(), O_RDONLY | O_CLOEXEC); dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+  return "";
+}
+
 }  // namespace miniamr::io

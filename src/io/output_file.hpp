@@ -46,4 +46,9 @@ class OutputFile {
 // The whole text into `path` through an OutputFile. Returns "" on success, else the reason.
 std::string write_file_atomically(const std::string& path, std::string_view text);
 
+// Publishes a file written elsewhere (by MPI-IO, whose close promises nothing about the disk):
+// syncs `temp`, renames it over `path`, and syncs the folder, so that a crash never leaves a
+// complete-looking name over missing data. Returns "" on success, else the reason.
+std::string sync_and_rename(const std::string& temp, const std::string& path);
+
 }  // namespace miniamr::io

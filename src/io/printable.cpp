@@ -78,4 +78,12 @@ std::string shell_quoted(std::string_view word) {
   return out + "'";
 }
 
+std::string_view trim(std::string_view text) {
+  constexpr std::string_view kBlanks = " \t\r\f\v";
+  const auto first = text.find_first_not_of(kBlanks);
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(kBlanks);
+  return text.substr(first, last - first + 1);
+}
+
 }  // namespace miniamr::io

@@ -23,4 +23,7 @@ std::string printable(std::string_view text);
 // `word` as one POSIX shell word: unchanged when it needs no quoting, else in single quotes.
 std::string shell_quoted(std::string_view word);
 
+// `text` without the blanks (space, tab, CR, form feed, vertical tab) at either end.
+std::string_view trim(std::string_view text);
+
 }  // namespace miniamr::io

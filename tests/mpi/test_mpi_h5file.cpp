@@ -79,6 +79,29 @@ TEST(H5File, RowsWrittenByEveryRankReadBackUnderAnotherDistribution) {
   if (r == 0) std::remove(path.c_str());
 }
 
+TEST(H5File, RanksWithoutRowsTakePartAndRealAttributesRoundTrip) {
+  const std::string path = shared_path(".empty.h5");
+  const int p = world_size(), r = world_rank();
+  // Only the last rank holds rows (x, y, z, level words), as ranks without blocks hold none.
+  const std::vector<std::uint32_t> mine = r == p - 1
+                                              ? std::vector<std::uint32_t>{1, 2, 3, 4, 5, 6, 7, 8}
+                                              : std::vector<std::uint32_t>{};
+  {
+    File f = File::create(path, MPI_COMM_WORLD);
+    f.write_rows<std::uint32_t>("cells/key", mine, 0, 2, 4);
+    f.set_attribute("time", 2.5);
+    f.close();
+  }
+  File f = File::open(path, MPI_COMM_WORLD);
+  const std::vector<std::uint32_t> all = f.read_rows<std::uint32_t>("cells/key", 0, 2, 4);
+  EXPECT_TRUE(all_ranks(all == std::vector<std::uint32_t>{1, 2, 3, 4, 5, 6, 7, 8},
+                        "rows of the only rank that had any"));
+  EXPECT_TRUE(all_ranks(f.real_attribute("time") == 2.5));
+  f.close();
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (r == 0) std::remove(path.c_str());
+}
+
 TEST(H5File, AForeignFileIsAnError) {
   const std::string path = shared_path(".txt");
   if (world_rank() == 0) std::ofstream(path) << "not an HDF5 file\n";

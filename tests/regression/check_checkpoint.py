@@ -61,14 +61,21 @@ def main():
 
         # Half the run with a checkpoint at its end, then the rest from it: another rank count,
         # and the other runtime.
-        r = run(2, "--num_tsteps", HALF, "--checkpoint_freq", HALF, "--checkpoint_dir", "cp")
+        plots = ["--plot_freq", 5, "--plot_format", "xdmf", "--plot_dir", "plots"]
+        r = run(2, "--num_tsteps", HALF, "--checkpoint_freq", HALF, "--checkpoint_dir", "cp", *plots)
         if r.returncode != 0 or listing("cp") != [f"checkpoint.{HALF:06d}.h5"]:
             failures.append(f"half run: exit {r.returncode}, cp holds {listing('cp')}")
         for np, runtime in ((3, "static"), (1, "dynamic"), (4, "dynamic")):
             name = f"restart{np}{runtime}.yaml"
             r = run(np, "--num_tsteps", STEPS, "--restart", "cp", "--runtime", runtime,
-                    "--results", name)
+                    "--results", name, *(plots if np == 3 else []))
             same_as_whole(f"restart on {np} ranks, {runtime}", r, name)
+        # The plot index of the restarted run lists the first part's steps too: 0, 5, ..., 20.
+        with open(os.path.join(work, "plots", "plot.xmf")) as f:
+            times = f.read().count("<Time Value=")
+        if times != STEPS // 5 + 1:
+            failures.append(f"the XDMF index after a restart lists {times} steps, want "
+                            f"{STEPS // 5 + 1}")
         # The file itself, not its folder.
         r = run(2, "--num_tsteps", STEPS, "--restart", f"cp/checkpoint.{HALF:06d}.h5",
                 "--results", "file.yaml")

@@ -4,6 +4,7 @@ failure), no crash, no hang and no results file. Runs every case on 2 ranks.
 
   check_errors.py --miniamr BIN --inputs DIR
 """
+import concurrent.futures
 import os
 import re
 import subprocess
@@ -93,6 +94,16 @@ CASES = [
     (["--checkpoint_freq", "5", "--checkpoint_dir", "/proc/miniamr-checkpoints"], 2,
      "--checkpoint_dir '/proc/miniamr-checkpoints': cannot create it"),
     (["--restart", "/nonexistent/cp"], 2, "--restart '/nonexistent/cp': no such file or folder"),
+    # Plots: a known format, variables that exist, a folder that can be made.
+    (["--plot_format", "vtk"], 2, "--plot_format must be text or xdmf, got 'vtk'"),
+    (["--plot_format", "xdmf", "--num_vars", "2", "--plot_vars", "0,5"], 2,
+     "--plot_vars '0,5': variable 5 does not exist (--num_vars 2: 0 to 1)"),
+    (["--plot_format", "xdmf", "--plot_vars", "0,x"], 2,
+     "--plot_vars entry expects an integer, got 'x'"),
+    (["--plot_vars", "1"], 2, "--plot_vars chooses the variables of xdmf plots: add --plot_format xdmf"),
+    (["--plot_freq", "1", "--plot_format", "xdmf", "--plot_dir", "/dev/null/plots"], 2,
+     "--plot_dir '/dev/null/plots': cannot create the folder '/dev/null/plots': Not a directory"),
+    (["--plot_freq", "1", "--plot_dir", "DECK_WITH_TYPO"], 2, "exists and is not a folder"),
     # Decks: files only, small, text, each key once.
     (["/dev/zero"], 2, "cannot read deck file '/dev/zero': it is not a regular file"),
     (["FIFO"], 2, "it is not a regular file (a pipe, device or socket)"),
@@ -148,32 +159,39 @@ def main():
             f.write(b"nx = 4\nny = 4\0\n")
         with open(files["TWICE_DECK"], "w") as f:
             f.write("nx = 4\nnum_vars = 2\nnx = 6\n")
-        before = listing(work)
-        for args, status, text in CASES:
+        def check(number, args, status, text):
+            """One case in a folder of its own (cases run concurrently): its report, or ""."""
+            case = os.path.join(work, f"case{number}")
+            os.mkdir(case)
+            os.mkdir(os.path.join(case, "a_directory"))
+            before = listing(case)
             args = [files.get(x, x) for x in args]
             cmd = ["mpirun", "-q", "-np", "2", "--oversubscribe", os.path.abspath(a.miniamr)] + args
             try:
-                run = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True,
+                run = subprocess.run(cmd, cwd=case, env=env, capture_output=True, text=True,
                                      timeout=120)
             except subprocess.TimeoutExpired:
-                print(f"FAIL (hang) {' '.join(args)}")
-                failures += 1
-                continue
+                return f"FAIL (hang) {' '.join(args)}"
             problems = failure_problems(run, status, text)
-            if os.path.exists(os.path.join(work, "results.yaml")):
+            if os.path.exists(os.path.join(case, "results.yaml")):
                 problems.append("results.yaml written")
-            after = listing(work)
+            after = listing(case)
             if after != before:
                 problems.append(f"files written: {sorted(after - before)}")
-                for path in sorted(after - before, reverse=True):
-                    full = os.path.join(work, path)
-                    os.rmdir(full) if os.path.isdir(full) else os.remove(full)
             if problems:
+                return (f"FAIL {' '.join(args)[:200]}: {'; '.join(problems)}\n--- stdout\n"
+                        f"{run.stdout[-2000:]}\n--- stderr\n{run.stderr[-2000:]}")
+            return ""
+
+        # Most of a case is mpirun starting and stopping: a few at once keep the cores busy.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+            reports = list(pool.map(lambda c: check(*c), ((i, *case) for i, case in enumerate(CASES))))
+        for (args, status, _), report in zip(CASES, reports):
+            if report:
                 failures += 1
-                print(f"FAIL {' '.join(args)[:200]}: {'; '.join(problems)}\n--- stdout\n{run.stdout[-2000:]}"
-                      f"\n--- stderr\n{run.stderr[-2000:]}")
+                print(report)
             else:
-                print(f"ok   {' '.join(args)[:200]!r} -> {status}")
+                print(f"ok   {' '.join(files.get(x, x) for x in args)[:200]!r} -> {status}")
         # --help: miniamr's own help on stdout, exit 0.
         run = subprocess.run(["mpirun", "-q", "-np", "2", "--oversubscribe",
                               os.path.abspath(a.miniamr), "--help"], cwd=work, env=env,

@@ -202,6 +202,32 @@ TEST(Options, AnOptionGivenTwiceIsAnError) {
   EXPECT_EQ(cfg({"--slow_rank", "1:2", "--slow_rank", "2:3"}).slow_ranks.size(), 2u);
 }
 
+TEST(Options, PlotFormatVariablesAndFolder) {
+  const Config text = cfg({"--plot_freq", "5"});
+  EXPECT_EQ(text.plot_format, "text");
+  EXPECT_EQ(text.plot_dir, ".");
+  EXPECT_EQ(text.plot_variables(), std::vector<int>{0});
+  const Config xdmf = cfg({"--plot_format", "xdmf", "--num_vars", "4", "--plot_vars", "3,0,2",
+                           "--plot_dir", "out/plots"});
+  EXPECT_EQ(xdmf.plot_format, "xdmf");
+  EXPECT_EQ(xdmf.plot_variables(), (std::vector<int>{3, 0, 2}));
+  EXPECT_EQ(xdmf.plot_dir, "out/plots");
+  EXPECT_EQ(error_of({"--plot_format", "vtk"}), "--plot_format must be text or xdmf, got 'vtk'");
+  EXPECT_EQ(error_of({"--plot_format", "xdmf", "--num_vars", "2", "--plot_vars", "0,2"}),
+            "--plot_vars '0,2': variable 2 does not exist (--num_vars 2: 0 to 1)");
+  EXPECT_EQ(error_of({"--plot_format", "xdmf", "--plot_vars", "-1"}),
+            "--plot_vars '-1': variable -1 does not exist (--num_vars 40: 0 to 39)");
+  EXPECT_EQ(error_of({"--plot_format", "xdmf", "--plot_vars", "1,1"}),
+            "--plot_vars '1,1': variable 1 is listed twice");
+  EXPECT_EQ(error_of({"--plot_format", "xdmf", "--plot_vars", "0,"}),
+            "--plot_vars entry expects an integer, got ''");
+  EXPECT_EQ(error_of({"--plot_format", "xdmf", "--plot_vars", "a"}),
+            "--plot_vars entry expects an integer, got 'a'");
+  EXPECT_EQ(error_of({"--plot_vars", "1"}),
+            "--plot_vars chooses the variables of xdmf plots: add --plot_format xdmf");
+  EXPECT_EQ(error_of({"--plot_dir", ""}), "--plot_dir expects a value, got ''");
+}
+
 TEST(Options, MaxMemoryTakesBinarySuffixes) {
   EXPECT_EQ(cfg({"--max_memory", "4096"}).max_memory, 4096.0);
   EXPECT_EQ(cfg({"--max_memory", "512K"}).max_memory, 512.0 * 1024);
