@@ -647,11 +647,12 @@ void check_compute(const Config& c) {
   // checkpoints need parallel HDF5 over the real Open MPI.
   if (c.launch == "spawn")
     fail("--launch spawn is not available in the simulation build (SMPI cannot spawn ranks)");
-  if (c.checkpoint_freq > 0 || !c.restart_path.empty())
-    fail(
-        fmt::format("{} is not available in the simulation build (checkpoints need parallel HDF5 "
-                    "over the real MPI library)",
-                    c.checkpoint_freq > 0 ? "--checkpoint_freq" : "--restart"));
+  if (c.checkpoint_freq > 0 || !c.restart_path.empty() || c.plot_format == "xdmf")
+    fail(fmt::format(
+        "{} is not available in the simulation build (its files need parallel HDF5 over the real "
+        "MPI library)",
+        c.checkpoint_freq > 0 ? "--checkpoint_freq"
+                              : (!c.restart_path.empty() ? "--restart" : "--plot_format xdmf")));
   if (c.threads_given && c.threads > 1)
     fail(
         fmt::format("--threads {}: the simulation build runs one worker thread per simulated "

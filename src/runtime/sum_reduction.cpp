@@ -13,8 +13,16 @@ SumReduction::SumReduction(const Communicator& comm, std::span<stencil::ExactSum
     const auto l = s.limbs();  // normalised: every limb holds 32 bits, so integer sums carry none
     limbs_.insert(limbs_.end(), l.begin(), l.end());
   }
+#ifdef MINIAMR_SIMGRID
+  // SMPI implements MPI_Iallreduce as P^2 point-to-point messages (every rank to every other),
+  // which neither a real MPI does nor a simulation of thousands of ranks can afford; its
+  // blocking MPI_Allreduce follows a real algorithm (smpi/allreduce). The reduction is then
+  // complete before the stage goes on, a little less overlap than a real run gets.
+  MPI_Allreduce(MPI_IN_PLACE, limbs_.data(), int(limbs_.size()), MPI_INT64_T, MPI_SUM, comm.get());
+#else
   MPI_Iallreduce(MPI_IN_PLACE, limbs_.data(), int(limbs_.size()), MPI_INT64_T, MPI_SUM, comm.get(),
                  &request_);
+#endif
 }
 
 SumReduction::~SumReduction() {
