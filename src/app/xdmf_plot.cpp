@@ -152,10 +152,7 @@ void XdmfPlot::write(const runtime::Domain& domain, const runtime::Communicator&
   const std::int64_t mine = std::int64_t(domain.leaves.size());
   // Ranks own consecutive stretches of the curve, so rank r's rows start after the blocks of
   // ranks 0..r-1.
-  std::int64_t first = 0;
-  MPI_Exscan(&mine, &first, 1, MPI_INT64_T, MPI_SUM, c);
-  if (comm.is_root()) first = 0;  // MPI_Exscan leaves rank 0's result undefined
-  const std::int64_t total = comm.sum(mine);
+  const auto [first, total] = comm.prefix_sum(mine);
   const BlockRows rows = block_rows(domain, comm.rank(), first, vars_);
 
   const std::string name = plot_file_name(config_, timestep) + ".h5";

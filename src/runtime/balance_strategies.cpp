@@ -39,10 +39,7 @@ std::vector<int> none(const Communicator& comm, const BalanceInput& in) {
 // A weighted re-cut of the whole curve, each rank's share proportional to its speed.
 std::vector<int> sfc_cut(const Communicator& comm, const BalanceInput& in) {
   const std::int64_t local = std::accumulate(in.weights.begin(), in.weights.end(), std::int64_t{0});
-  std::int64_t offset = 0;
-  MPI_Exscan(&local, &offset, 1, MPI_INT64_T, MPI_SUM, comm.get());
-  if (comm.rank() == 0) offset = 0;
-  const std::int64_t total = comm.sum(local);
+  const auto [offset, total] = comm.prefix_sum(local);
   const auto bounds = speed_shares(total, all_speeds(comm, in.speed));
   auto t = cut_by_bounds(in.weights, offset, bounds);
   sfc::keep_families_together(t, in.family_start);

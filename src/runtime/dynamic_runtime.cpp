@@ -1,9 +1,5 @@
 #include "runtime/dynamic_runtime.hpp"
 
-#include <oneapi/tbb/global_control.h>
-#include <oneapi/tbb/task_arena.h>
-#include <oneapi/tbb/task_group.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -120,16 +116,6 @@ std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size
 
 }  // namespace
 
-struct DynamicRuntime::Arena {
-  // oneTBB sizes its worker pool from the process's CPU mask; a rank that mpirun bound to
-  // fewer cores than --threads still gets the workers it asked for (run.cpp warns about it).
-  explicit Arena(int n)
-      : threads(n), limit(tbb::global_control::max_allowed_parallelism, std::size_t(n)), arena(n) {}
-  int threads;
-  tbb::global_control limit;
-  tbb::task_arena arena;
-};
-
 DynamicRuntime::DynamicRuntime(MPI_Comm parent, RuntimeOptions options)
     : MeshRuntime(parent, options) {}
 
@@ -228,7 +214,7 @@ struct DynamicRuntime::Batch {
     return remaining.load() == 0 && reductions_left.load() == 0 && !queued.load();
   }
   bool traced() const { return rt.trace_ != nullptr && rt.trace_->enabled(); }
-  int worker() const { return std::max(0, tbb::this_task_arena::current_thread_index()); }
+  int worker() const { return TaskPool::worker(); }
 
   void post_receive(std::size_t lane, std::size_t m);
   void queue_send(std::size_t lane, std::size_t m);
@@ -239,8 +225,8 @@ struct DynamicRuntime::Batch {
   void run(std::size_t id, std::vector<std::size_t>& ready);
   // Drives MPI when the token is free (or always, when `wait`); appends nodes made ready.
   void progress(bool wait, std::vector<std::size_t>& ready);
-  void spawn(tbb::task_group& tg, std::size_t id);
-  void spawn_all(tbb::task_group& tg, std::vector<std::size_t>& ready) {
+  void spawn(TaskGroup& tg, std::size_t id);
+  void spawn_all(TaskGroup& tg, std::vector<std::size_t>& ready) {
     for (const std::size_t id : ready) spawn(tg, id);
     ready.clear();
   }
@@ -458,7 +444,7 @@ void DynamicRuntime::Batch::progress(bool wait, std::vector<std::size_t>& ready)
   }
 }
 
-void DynamicRuntime::Batch::spawn(tbb::task_group& tg, std::size_t id) {
+void DynamicRuntime::Batch::spawn(TaskGroup& tg, std::size_t id) {
   if (rt.options_.order_seed == 0) {
     tg.run([this, &tg, id] {
       std::vector<std::size_t> ready;
@@ -494,7 +480,7 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
   const int T = threads();
   scratch_.resize(std::size_t(T));
   for (auto& s : scratch_) s.resize(stencil::stencil_scratch_size(domain.shape));
-  if (!arena_ || arena_->threads != T) arena_ = std::make_unique<Arena>(T);
+  if (!pool_ || pool_->threads() != T) pool_ = std::make_unique<TaskPool>(T);
   if (trace_ != nullptr) trace_->set_threads(T);
 
   // Variable groups: the comm groups of the stage, when the stencil keeps variables apart
@@ -563,8 +549,8 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
       if (u.indeg_first[n] == 0) ready.push_back(vg * N + n);
   }
 
-  arena_->arena.execute([&] {
-    tbb::task_group tg;
+  pool_->execute([&] {
+    TaskGroup tg;
     b.spawn_all(tg, ready);
     for (;;) {
       tg.wait();

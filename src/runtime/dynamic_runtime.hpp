@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "runtime/mesh_runtime.hpp"
+#include "runtime/task_pool.hpp"
 
 namespace miniamr::runtime {
 
@@ -39,9 +40,8 @@ class DynamicRuntime final : public MeshRuntime {
  private:
   void plans_changed(const Domain& domain) override;
 
-  struct Arena;  // the worker threads (a oneTBB task_arena)
-  struct Batch;  // the state of one run_stages
-  std::unique_ptr<Arena> arena_;
+  struct Batch;                     // the state of one run_stages
+  std::unique_ptr<TaskPool> pool_;  // the worker threads
   std::unique_ptr<Units> units_;
   std::vector<std::vector<double>> scratch_;  // one per worker
   std::size_t blocks_per_task_ = 1;

@@ -190,10 +190,7 @@ std::int64_t MeshRuntime::rebalance(Domain& domain, std::span<const std::int64_t
   std::vector<std::int64_t> along(order.size());
   std::int64_t local = 0;
   for (std::size_t p = 0; p < order.size(); ++p) local += along[p] = weights[order[p]];
-  std::int64_t offset = 0;
-  MPI_Exscan(&local, &offset, 1, MPI_INT64_T, MPI_SUM, comm_.get());
-  if (comm_.rank() == 0) offset = 0;
-  const std::int64_t total = comm_.sum(local);
+  const auto [offset, total] = comm_.prefix_sum(local);
   auto cut = sfc::cut(along, offset, total, comm_.size());
   sfc::keep_families_together(cut, family_starts(domain.leaves, order));
   std::vector<int> targets(order.size());

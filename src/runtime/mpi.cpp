@@ -63,6 +63,26 @@ std::vector<std::int64_t> Communicator::allgather(std::int64_t mine) const {
   return all;
 }
 
+Communicator::PrefixSum Communicator::prefix_sum(std::int64_t mine) const {
+#ifdef MINIAMR_SIMGRID
+  // SMPI's MPI_Exscan sends every rank's value to every later rank (P^2/2 messages); an
+  // allgather with a real algorithm gives both sums in one collective.
+  const auto all = allgather(mine);
+  PrefixSum s;
+  for (int r = 0; r < size_; ++r) {
+    if (r < rank_) s.before += all[std::size_t(r)];
+    s.total += all[std::size_t(r)];
+  }
+  return s;
+#else
+  PrefixSum s;
+  MPI_Exscan(&mine, &s.before, 1, MPI_INT64_T, MPI_SUM, comm_);
+  if (rank_ == 0) s.before = 0;  // MPI_Exscan leaves rank 0's result undefined
+  s.total = sum(mine);
+  return s;
+#endif
+}
+
 std::vector<std::vector<std::int64_t>> Communicator::gather(
     std::span<const std::int64_t> mine) const {
   int n = int(mine.size());

@@ -45,6 +45,11 @@ class Communicator {
   bool all(bool v) const { return !any(!v); }
   // Every rank's value, in rank order, on every rank.
   std::vector<std::int64_t> allgather(std::int64_t mine) const;
+  // The sum of the values of the ranks before this one (0 on rank 0), and of all ranks.
+  struct PrefixSum {
+    std::int64_t before = 0, total = 0;
+  };
+  PrefixSum prefix_sum(std::int64_t mine) const;
   // Every rank's `mine`, in rank order, on rank 0 (empty elsewhere).
   std::vector<std::vector<std::int64_t>> gather(std::span<const std::int64_t> mine) const;
 
