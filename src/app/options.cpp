@@ -183,7 +183,7 @@ constexpr std::array kOptions{
   OptionSpec{"lb_log", TextSetter{[](State& s, const std::string& v) { s.config.lb_log_path = v; }}, "FILE", "none", "write one JSON line per balancing decision"},
   OptionSpec{"lb_replay", TextSetter{[](State& s, const std::string& v) { s.config.lb_replay_path = v; }}, "FILE", "none", "apply the moves of an --lb_log file instead of deciding"},
   OptionSpec{"lb_link_model", TextSetter{[](State& s, const std::string& v) { s.config.lb_link_model_path = v; }}, "FILE", "measured at start-up", "migration cost from a miniamr-netbench model file"},
-  OptionSpec{"slow_rank", TextSetter{[](State& s, const std::string& v) { s.config.slow_ranks.push_back(v); }}, "R:F", "none", "rank R computes F times slower (busy-waits; repeatable)"},
+  OptionSpec{"slow_rank", TextSetter{[](State& s, const std::string& v) { s.config.slow_ranks.push_back(v); }}, "R[-R2]:F", "none", "rank R (or ranks R to R2) computes F times slower (busy-waits; repeatable)"},
   OptionSpec{"noise", RealSetter{[](State& s, double v) { s.config.noise = v; }}, "SIGMA", "0", "seeded random extra delay per task, |N(0,SIGMA)| of its time"},
   OptionSpec{"compute", TextSetter{[](State& s, const std::string& v) { s.config.compute = v; }}, "MODE", "real", "real: run the stencil kernels; model (simulation build): charge their calibrated cost instead"},
   OptionSpec{"calibration", TextSetter{[](State& s, const std::string& v) { s.config.calibration_path = v; }}, "FILE", "none", "--compute model: seconds per cell-variable update per kernel (tools/calibrate_compute.py)"},
@@ -724,14 +724,23 @@ std::vector<std::pair<int, double>> Config::slow_rank_factors() const {
     const auto colon = text.find(':');
     const Where where{"", false};
     if (colon == std::string::npos)
-      fail(fmt::format("--slow_rank expects RANK:FACTOR (e.g. 1:2), got {}", shown(text)));
-    const int rank = to_int(std::string_view(text).substr(0, colon), "--slow_rank rank", where);
+      fail(fmt::format("--slow_rank expects RANK:FACTOR or FIRST-LAST:FACTOR (e.g. 1:2), got {}",
+                       shown(text)));
+    // One rank, or a range of them (the ranks of a simulated node, say).
+    const std::string_view ranks = std::string_view(text).substr(0, colon);
+    const auto dash = ranks.find('-', 1);
+    const int first = to_int(ranks.substr(0, dash), "--slow_rank rank", where);
+    const int last = dash == std::string_view::npos
+                         ? first
+                         : to_int(ranks.substr(dash + 1), "--slow_rank rank", where);
     const double factor =
         to_real(std::string_view(text).substr(colon + 1), "--slow_rank factor", where);
-    if (rank < 0) fail(fmt::format("--slow_rank rank must be non-negative, got {}", rank));
+    if (first < 0) fail(fmt::format("--slow_rank rank must be non-negative, got {}", first));
+    if (last < first)
+      fail(fmt::format("--slow_rank {}: the range's last rank is below its first", shown(text)));
     if (!(factor >= 1.0))
       fail(fmt::format("--slow_rank factor must be at least 1 (a slowdown), got {}", factor));
-    out.emplace_back(rank, factor);
+    for (int r = first; r <= last; ++r) out.emplace_back(r, factor);
   }
   return out;
 }

@@ -200,6 +200,10 @@ TEST(Options, AnOptionGivenTwiceIsAnError) {
   EXPECT_THAT(error_of({"--permute", "--permute"}), HasSubstr("--permute is given twice"));
   // Options that add to a list may repeat.
   EXPECT_EQ(cfg({"--slow_rank", "1:2", "--slow_rank", "2:3"}).slow_ranks.size(), 2u);
+  const auto range = cfg({"--slow_rank", "2-4:3"}).slow_rank_factors();
+  ASSERT_EQ(range.size(), 3u);
+  EXPECT_EQ(range.front(), (std::pair<int, double>{2, 3.0}));
+  EXPECT_EQ(range.back(), (std::pair<int, double>{4, 3.0}));
 }
 
 TEST(Options, PlotFormatVariablesAndFolder) {
