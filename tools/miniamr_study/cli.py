@@ -5,6 +5,7 @@ import os
 import shlex
 import shutil
 import socket
+import subprocess
 import sys
 
 from . import REPO, StudyFailure, UsageError, plan as planning, reference, results, runner, slurm
@@ -110,8 +111,15 @@ def add_sweep(sub, name, help_text, epilog):
     p.add_argument("--miniamr", help="miniamr executable (default: build/miniamr of this "
                                      "repository, else miniamr on PATH)")
     p.add_argument("--launcher", choices=runner.LAUNCHERS, default="mpirun",
-                   help="mpirun -np P (threaded ranks: --map-by slot:PE=T), or srun -n P -c T "
-                        "--cpu-bind=cores inside an allocation (default mpirun)")
+                   help="mpirun -np P (threaded ranks: --map-by slot:PE=T), srun -n P -c T "
+                        "--cpu-bind=cores inside an allocation, or simulate: P simulated ranks "
+                        "of the simulation build on --platform (tools/miniamr-simulate) "
+                        "(default mpirun)")
+    p.add_argument("--platform", help="with --launcher simulate: the SimGrid platform "
+                                      "(platforms/*.xml)")
+    p.add_argument("--calibration", default=os.path.join(REPO, "platforms", "calibration.yaml"),
+                   help="with --launcher simulate: the compute calibration (default "
+                        "platforms/calibration.yaml)")
     p.add_argument("--oversubscribe", action="store_true",
                    help="allow more ranks x threads than cores (timings not meaningful; rows "
                         "marked 'oversubscribed')")
@@ -158,7 +166,9 @@ def make_parser():
     return parser
 
 
-def default_miniamr():
+def default_miniamr(launcher="mpirun"):
+    if launcher == "simulate":
+        return os.path.join(REPO, "build-smpi", "miniamr")
     built = os.path.join(REPO, "build", "miniamr")
     if os.path.exists(built):
         return built
@@ -204,6 +214,32 @@ def finish(out, rows, kind, info, log):
             f"agree: {'; '.join(sorted(groups))}")
 
 
+def simulation_of(a):
+    """{name, platform, calibration} of a --launcher simulate study (None otherwise); the
+    platform and calibration are checked here, before anything runs."""
+    if a.launcher != "simulate":
+        if a.platform:
+            raise UsageError("--platform is the platform of --launcher simulate")
+        return None
+    if a.emit_slurm:
+        raise UsageError("--launcher simulate runs here: it cannot be --emit-slurm'ed")
+    if a.reference:
+        raise UsageError("--reference cannot be simulated (only miniamr has a simulation build)")
+    if a.oversubscribe:
+        raise UsageError("--oversubscribe means nothing to a simulation: every simulated rank "
+                         "has a core of the platform")
+    if not a.platform:
+        raise UsageError("--launcher simulate needs --platform FILE (platforms/*.xml)")
+    platform = os.path.abspath(a.platform)
+    calibration = os.path.abspath(a.calibration)
+    check = subprocess.run([sys.executable, runner.SIMULATE, "--check", "--np", "1", "--platform",
+                            platform, "--calibration", calibration], capture_output=True,
+                           text=True)
+    if check.returncode != 0:
+        raise UsageError(check.stderr.strip().removeprefix("miniamr-simulate: error: "))
+    return {"name": check.stdout.strip(), "platform": platform, "calibration": calibration}
+
+
 def sweep(a, log):
     if not os.path.isfile(a.deck):
         raise UsageError(f"deck {a.deck} not found")
@@ -225,12 +261,16 @@ def sweep(a, log):
         raise UsageError("--out is required (or --dry-run, or --emit-slurm DIR)")
     deck = os.path.abspath(a.deck)
     config = read_deck(deck)
-    miniamr = os.path.abspath(a.miniamr) if a.miniamr else default_miniamr()
+    simulation = simulation_of(a)
+    miniamr = os.path.abspath(a.miniamr) if a.miniamr else default_miniamr(a.launcher)
     local = not a.dry_run and not a.emit_slurm
     if local and any(not v.is_reference for v in variants) and not os.access(miniamr, os.X_OK):
         raise UsageError(f"no executable miniamr at {miniamr} (build it, or pass --miniamr)")
-    if local and shutil.which(a.launcher) is None:
+    if local and not simulation and shutil.which(a.launcher) is None:
         raise UsageError(f"{a.launcher} is not on PATH")
+    if local and simulation and shutil.which("smpirun") is None:
+        raise UsageError("--launcher simulate needs SimGrid's smpirun (bash tools/bootstrap.sh "
+                         "simulate installs it)")
     has_ref = any(v.is_reference for v in variants)
     if a.emit_slurm:
         deck_copy = os.path.join(os.path.abspath(a.emit_slurm), "deck", os.path.basename(deck))
@@ -238,6 +278,9 @@ def sweep(a, log):
     else:
         deck_copy, ref_exe = deck, reference.executable(a.reference_dir)
     cores = runner.usable_cores() if a.launcher == "mpirun" and not a.emit_slurm else None
+    if simulation:
+        # The platform's cores, not this machine's, bound the ranks (miniamr-simulate checks).
+        cores = None
     plan = planning.build_plan(a.command, deck_copy, config, variants, ranks, threads, a.reps,
                                extra, miniamr, ref_exe if has_ref else None,
                                a.reference_max_blocks, cores, a.oversubscribe)
@@ -248,6 +291,9 @@ def sweep(a, log):
     info = {"deck": os.path.basename(deck), "deck_path": deck, "extra": a.extra,
             "reps": a.reps, "host": socket.gethostname(), "kind": a.command,
             "miniamr": miniamr, "launcher": a.launcher}
+    if simulation:
+        info.update(host=f"{simulation['name']} (simulated)", simulated=simulation["name"],
+                    platform=simulation["platform"], calibration=simulation["calibration"])
     for line in planning.growth_note(a.command, config, extra, ranks) + plan.notes:
         log(line)
     for w in plan.warnings:
@@ -290,7 +336,7 @@ def sweep(a, log):
         log(f"# {len(todo)} run(s)" + (f", {len(plan.runs) - len(todo)} already finished"
                                        if previous else ""))
         for r in todo:
-            log(runner.dry_run_line(r, a.launcher, a.oversubscribe))
+            log(runner.dry_run_line(r, a.launcher, a.oversubscribe, simulation))
         return 0
 
     if has_ref:
@@ -305,7 +351,8 @@ def sweep(a, log):
         f"({a.reps} repetition(s) x {len(ranks) * len(threads)} point(s) x {len(variants)} "
         f"variant(s)) on {info['host']}, results in {a.out}")
     try:
-        runner.run_study(plan, a.out, a.launcher, a.oversubscribe, previous, a.timeout, log)
+        runner.run_study(plan, a.out, a.launcher, a.oversubscribe, previous, a.timeout, log,
+                         simulation)
     except KeyboardInterrupt:
         raise StudyFailure(f"interrupted: the finished runs are in {csv_path}; continue with "
                            f"--resume") from None

@@ -29,6 +29,9 @@ def _title(what, info, spread=True):
         text += ", median and min..max"
     if info.get("extra"):
         text += f"\nminiamr options: {info['extra']}"
+    if info.get("simulated"):
+        text += (f"\nSIMULATED with SimGrid SMPI on platform {info['simulated']} "
+                 f"(--compute model): simulated times, not measured")
     if info.get("oversubscribed"):
         text += "\nOVERSUBSCRIBED (more ranks x threads than cores): timings not meaningful"
     return text

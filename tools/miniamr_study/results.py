@@ -11,12 +11,13 @@ RUN_COLUMNS = ["study", "deck", "point", "variant", "runtime", "ranks", "threads
                "T_checksum", "blocks_ts_ave", "cell_var_updates", "cell_var_updates_per_s",
                "effective_bandwidth_gbs", "peak_rss_max", "blocks_migrated", "field_digest",
                "root_grid", "rank_grid",
-               "digest_group", "host", "started", "run_dir", "command"]
+               "digest_group", "host", "started", "run_dir", "command", "simulated",
+               "host_wall_s"]
 SUMMARY_COLUMNS = ["study", "deck", "point", "ranks", "threads", "root_grid", "variant", "n",
                    "failed", "wall_median", "wall_min", "wall_max", "time_loop_median",
                    "blocks_ts_median", "blocks_per_rank", "speedup", "efficiency",
                    "work_efficiency", "ratio_to_reference", "ratio_to_static", "field_digest",
-                   "oversubscribed"]
+                   "oversubscribed", "simulated"]
 FINISHED = ("ok", "oversubscribed")
 SUMMARY_RE = re.compile(r"Summary: ranks (\d+) ts (\d+) time (\S+) calc (\S+) comm (\S+) "
                         r"red (\S+) refine (\S+) blocks/ts (\S+) max_blocks (\d+)")
@@ -47,7 +48,8 @@ def _yaml_figures(path):
             "effective_bandwidth_gbs": r.get("effective_bandwidth_gbs", ""),
             "peak_rss_max": r.get("peak_rss_max", ""),
             "blocks_migrated": r.get("blocks_migrated", r.get("blocks_moved_lb", "")),
-            "field_digest": r.get("field_digest", "")}
+            "field_digest": r.get("field_digest") or "",
+            "total_time_max": r.get("total_time_max", "")}
 
 
 def _summary_figures(path):
@@ -60,12 +62,15 @@ def _summary_figures(path):
             "T_checksum": m.group(6), "T_ref": m.group(7), "blocks_ts_ave": m.group(8)}
 
 
-def row_for(desc, run_dir, run_dir_text, wall, status, host, started, command):
-    """A runs.csv row from a run's description, its folder and how it ended."""
+def row_for(desc, run_dir, run_dir_text, wall, status, host, started, command, simulated=""):
+    """A runs.csv row from a run's description, its folder and how it ended. `simulated` names
+    the SimGrid platform of a simulated run, whose wall_s is then its simulated time (the time
+    loop of its slowest rank) and host_wall_s what the simulation took here."""
     row = {c: "" for c in RUN_COLUMNS}
     row.update({k: v for k, v in desc.items() if k in row})
     row.update({"wall_s": f"{wall:.6f}", "host": host, "started": started,
-                "run_dir": run_dir_text, "command": command})
+                "run_dir": run_dir_text, "command": command, "simulated": simulated,
+                "host_wall_s": f"{wall:.6f}"})
     figures, error = None, ""
     if status != 0:
         error = "timed out" if status == "timeout" else f"exit status {status}"
@@ -79,8 +84,13 @@ def row_for(desc, run_dir, run_dir_text, wall, status, host, started, command):
             error = "" if figures else "results.yaml has no field_digest"
         except (OSError, yaml.YAMLError) as e:
             error = f"no readable results.yaml ({type(e).__name__})"
+    if figures and simulated:
+        if figures.get("total_time_max") in ("", None):
+            figures, error = None, "results.yaml has no total_time max"
+        else:
+            row["wall_s"] = f"{float(figures['total_time_max']):.6f}"
     if figures:
-        row.update(figures)
+        row.update({k: v for k, v in figures.items() if k in row})
         row["status"] = "oversubscribed" if desc.get("oversubscribed") else "ok"
     else:
         row["status"], row["error"] = "failed", error
@@ -169,7 +179,8 @@ def summarize(rows, kind):
         s = {"study": first["study"], "deck": first["deck"], "point": point, "ranks": ranks,
              "threads": threads, "root_grid": first["root_grid"], "variant": variant,
              "n": len(ok), "failed": len(rs) - len(ok),
-             "oversubscribed": int(any(r["status"] == "oversubscribed" for r in ok))}
+             "oversubscribed": int(any(r["status"] == "oversubscribed" for r in ok)),
+             "simulated": first.get("simulated", "")}
         if walls:
             s.update({"wall_median": statistics.median(walls), "wall_min": min(walls),
                       "wall_max": max(walls)})

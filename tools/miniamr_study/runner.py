@@ -10,9 +10,11 @@ import sys
 import tempfile
 import time
 
-from . import results
+from . import REPO, results
 
-LAUNCHERS = ("mpirun", "srun")
+LAUNCHERS = ("mpirun", "srun", "simulate")
+# The simulation launcher: miniamr's simulation build on a SimGrid platform (SMPI's smpirun).
+SIMULATE = os.path.join(REPO, "tools", "miniamr-simulate")
 
 
 def usable_cores():
@@ -22,7 +24,10 @@ def usable_cores():
         return os.cpu_count() or 1
 
 
-def launch_prefix(launcher, ranks, threads, oversubscribe=False):
+def launch_prefix(launcher, ranks, threads, oversubscribe=False, simulation=None):
+    if launcher == "simulate":
+        return [SIMULATE, "--np", str(ranks), "--platform", simulation["platform"],
+                "--calibration", simulation["calibration"]]
     if launcher == "srun":
         return ["srun", "-n", str(ranks), "-c", str(threads), "--cpu-bind=cores"]
     cmd = ["mpirun", "-np", str(ranks)]
@@ -52,23 +57,28 @@ def run_env(launcher, threads, oversubscribed):
     return env
 
 
-def command(run, launcher, oversubscribe):
-    return launch_prefix(launcher, run.ranks, run.threads, oversubscribe) + run.argv
+def command(run, launcher, oversubscribe, simulation=None):
+    prefix = launch_prefix(launcher, run.ranks, run.threads, oversubscribe, simulation)
+    if launcher == "simulate":
+        return prefix + ["--miniamr", run.argv[0], "--"] + run.argv[1:]
+    return prefix + run.argv
 
 
-def dry_run_line(run, launcher, oversubscribe):
+def dry_run_line(run, launcher, oversubscribe, simulation=None):
     env = run_env(launcher, run.threads, run.oversubscribed)
-    words = [f"{k}={v}" for k, v in env.items()] + command(run, launcher, oversubscribe)
+    words = [f"{k}={v}" for k, v in env.items()] + command(run, launcher, oversubscribe,
+                                                           simulation)
     return f"(cd \"$(mktemp -d)\" && {shlex.join(words)})  # {run.rel_dir}"
 
 
-def execute(run, out, launcher, oversubscribe, timeout=None):
-    """Runs one measurement and returns its runs.csv row."""
+def execute(run, out, launcher, oversubscribe, timeout=None, simulation=None):
+    """Runs one measurement and returns its runs.csv row. A simulated run's wall_s is the
+    simulated time of its slowest rank; the seconds it took here are host_wall_s."""
     run_dir = os.path.join(out, run.rel_dir)
     if os.path.exists(run_dir):
         shutil.rmtree(run_dir)  # a failed or interrupted earlier try
     os.makedirs(run_dir)
-    cmd = command(run, launcher, oversubscribe)
+    cmd = command(run, launcher, oversubscribe, simulation)
     env = dict(os.environ)
     env.update(run_env(launcher, run.threads, run.oversubscribed))
     with open(os.path.join(run_dir, "command.txt"), "w") as f:
@@ -92,10 +102,12 @@ def execute(run, out, launcher, oversubscribe, timeout=None):
             else:
                 shutil.copy2(src, os.path.join(run_dir, name))
     return results.row_for(run.describe(), run_dir, os.path.relpath(run_dir, out), wall, status,
-                           socket.gethostname(), started, shlex.join(cmd))
+                           socket.gethostname(), started, shlex.join(cmd),
+                           simulation["name"] if simulation else "")
 
 
-def run_study(plan, out, launcher, oversubscribe, resume_rows=(), timeout=None, log=print):
+def run_study(plan, out, launcher, oversubscribe, resume_rows=(), timeout=None, log=print,
+              simulation=None):
     """Measures every run of the plan not already finished; returns the runs.csv rows of this
     invocation. Rows are appended to runs.csv as they come."""
     done = {results.row_key(r) for r in resume_rows if results.finished(r)}
@@ -106,11 +118,13 @@ def run_study(plan, out, launcher, oversubscribe, resume_rows=(), timeout=None, 
     rows = []
     with results.CsvLog(os.path.join(out, "runs.csv")) as csv_log:
         for i, run in enumerate(todo, 1):
-            row = execute(run, out, launcher, oversubscribe, timeout)
+            row = execute(run, out, launcher, oversubscribe, timeout, simulation)
             csv_log.write(row)
             rows.append(row)
             extra = f" ({row['error']})" if row["error"] else ""
+            took = (f" (simulated, {float(row['host_wall_s']):.1f} s here)"
+                    if row["simulated"] else "")
             log(f"[{i}/{len(todo)}] {run.point} {run.variant.label} rep {run.rep}: "
-                f"wall {float(row['wall_s']):.3f} s {row['status']}{extra}")
+                f"wall {float(row['wall_s'] or 0):.3f} s{took} {row['status']}{extra}")
             sys.stdout.flush()
     return rows

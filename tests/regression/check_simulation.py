@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""The simulation build on 64 simulated ranks (SimGrid SMPI), and tools/miniamr-simulate's
+checks of its input.
+
+- inputs (always, SimGrid or not): a missing, malformed or foreign platform file, a platform
+  with fewer cores than ranks, a missing or malformed calibration each end miniamr-simulate
+  with exit 2 and one message naming the problem, before anything runs;
+- 64 ranks (skipped, and said so, without smpirun or the simulation build): the deck on the
+  4096-core cluster platform with each runtime finishes, says it is simulated on that platform
+  (stdout and results.yaml: simulated, platform, compute model, no checksum or digest), and
+  ends with the same mesh, block for block per level, as a real 2-rank run: refinement, the
+  partition and the messages ran for real;
+- the calibration is what prices the kernels: the same run with every cost ten times larger
+  has about ten times the compute time;
+- miniamr-study --launcher simulate writes runs.csv rows marked simulated, whose wall_s is the
+  simulated time.
+
+  check_simulation.py --miniamr BIN --simulation-build DIR --deck DECK [--inputs-only]
+"""
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+from mpi_env import mpi_env, script_arguments, verdict
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+SIMULATE = os.path.join(REPO, "tools", "miniamr-simulate")
+STUDY = os.path.join(REPO, "tools", "miniamr-study")
+CLUSTER = os.path.join(REPO, "platforms", "cluster_fat_tree.xml")
+CALIBRATION = os.path.join(REPO, "platforms", "calibration.yaml")
+RANKS = 64
+STEPS = 10
+SKIP = 77  # ctest's SKIP_RETURN_CODE
+
+
+def simulate(args, cwd, **kw):
+    return subprocess.run([sys.executable, SIMULATE] + args, cwd=cwd, capture_output=True,
+                          text=True, timeout=600, **kw)
+
+
+def input_failures(tmp, deck):
+    def write(name, text):
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+    bad_xml = write("bad.xml", "<platform version='4.1'><zone id='z'")
+    foreign = write("foreign.xml", "<?xml version='1.0'?><html><body/></html>")
+    small = write("small.xml", "<?xml version='1.0'?><platform version='4.1'><zone id='two' "
+                               "routing='Full'><host id='a' speed='1Gf'/><host id='b' "
+                               "speed='1Gf'/></zone></platform>")
+    bad_cal = write("bad_cal.yaml", "seconds_per_update: [1, 2\n")
+    no_map = write("no_map.yaml", "machine: x\n")
+    cases = [
+        (["--platform", os.path.join(tmp, "none.xml")], "none.xml: no such file"),
+        (["--platform", bad_xml], "not well-formed XML"),
+        (["--platform", foreign], "not a SimGrid platform (the root element is <html>)"),
+        (["--platform", small, "--np", "3"], "--np 3: platform two"),
+        (["--calibration", os.path.join(tmp, "none.yaml")], "none.yaml: no such file"),
+        (["--calibration", bad_cal], "not valid YAML"),
+        (["--calibration", no_map], "not a miniamr compute calibration"),
+        (["--np", "0"], "--np must be at least 1"),
+    ]
+    failures = []
+    for change, text in cases:
+        opts = {"--np": "2", "--platform": CLUSTER, "--calibration": CALIBRATION}
+        for k, v in zip(change[::2], change[1::2]):
+            opts[k] = v
+        args = [x for kv in opts.items() for x in kv] + ["--", deck]
+        r = simulate(args, tmp)
+        if r.returncode != 2 or r.stderr.count(text) != 1 or "Traceback" in r.stderr:
+            failures.append(f"miniamr-simulate {' '.join(change)}: exit {r.returncode}, stderr "
+                            f"{r.stderr.strip()[:300]!r}; want exit 2 and {text!r}")
+    return failures
+
+
+def levels(results):
+    return results.get("final_blocks_per_level") or results.get("final_blocks")
+
+
+def simulated_failures(tmp, miniamr_sim, real_miniamr, deck):
+    failures = []
+    env = mpi_env()
+    common = [deck, "--num_tsteps", str(STEPS), "--results", "R.yaml"]
+    real_dir = os.path.join(tmp, "real")
+    os.makedirs(real_dir)
+    real = subprocess.run(["mpirun", "-np", "2", real_miniamr] + common + ["--quiet"],
+                          cwd=real_dir, env=env, capture_output=True, text=True, timeout=600)
+    if real.returncode != 0:
+        return [f"the real 2-rank run failed: {real.stderr[-500:]}"]
+    with open(os.path.join(real_dir, "R.yaml")) as f:
+        want = yaml.safe_load(f)
+    compute = {}
+    for runtime, calibration in (("static", CALIBRATION), ("dynamic", CALIBRATION),
+                                 ("static", "x10")):
+        name = f"{runtime}-{calibration if calibration == 'x10' else 'base'}"
+        run_dir = os.path.join(tmp, name)
+        os.makedirs(run_dir)
+        if calibration == "x10":
+            with open(CALIBRATION) as f:
+                cal = yaml.safe_load(f)
+            for costs in cal["seconds_per_update"].values():
+                for k in costs:
+                    costs[k] *= 10
+            calibration = os.path.join(run_dir, "x10.yaml")
+            with open(calibration, "w") as f:
+                yaml.safe_dump(cal, f)
+        r = simulate(["--np", str(RANKS), "--platform", CLUSTER, "--calibration", calibration,
+                      "--miniamr", miniamr_sim, "--"] + common + ["--runtime", runtime],
+                     run_dir)
+        if r.returncode != 0:
+            failures.append(f"{name}: exit {r.returncode}: {r.stderr[-800:]}")
+            continue
+        with open(os.path.join(run_dir, "R.yaml")) as f:
+            got = yaml.safe_load(f)
+        if "Simulated on platform cluster_fat_tree (SMPI)" not in r.stdout:
+            failures.append(f"{name}: the report does not say it was simulated")
+        for key, value in (("simulated", True), ("platform", "cluster_fat_tree"),
+                           ("compute", "model"), ("ranks", RANKS), ("field_digest", None),
+                           ("final_checksums", None)):
+            if got.get(key) != value:
+                failures.append(f"{name}: results.yaml {key} is {got.get(key)!r}, want {value!r}")
+        if levels(got) != levels(want) or got.get("mesh_history") != want.get("mesh_history"):
+            failures.append(f"{name}: mesh {levels(got)} differs from the real run's "
+                            f"{levels(want)}")
+        if not got.get("total_time_max", 0) > 0:
+            failures.append(f"{name}: no simulated time ({got.get('total_time_max')!r})")
+        compute[name] = (got.get("compute_time_ave", 0), got.get("cell_var_updates", 0))
+    if len(compute) == 3:
+        # Compute time is the modelled sweeps plus the real code around them, which SMPI times:
+        # ten times the cost adds nine times the modelled part, updates x cost per update.
+        with open(CALIBRATION) as f:
+            per_update = yaml.safe_load(f)["seconds_per_update"]["static"]["stencil7"]
+        (base, updates), (x10, _) = compute["static-base"], compute["static-x10"]
+        modelled = updates / RANKS * per_update
+        added = (x10 - base) / (9 * modelled) if modelled else 0
+        if not 0.8 < added < 1.25:
+            failures.append(f"ten times the calibrated cost added {added:.2f} times nine times "
+                            f"the modelled compute ({compute}, {modelled:.3g} s modelled)")
+    return failures
+
+
+def study_failures(tmp, miniamr_sim, deck):
+    out = os.path.join(tmp, "study")
+    r = subprocess.run([sys.executable, STUDY, "strong", deck, "--ranks", "4,8", "--reps", "1",
+                        "--launcher", "simulate", "--platform", CLUSTER, "--miniamr", miniamr_sim,
+                        "--extra", "--num_tsteps 4", "--out", out], capture_output=True,
+                       text=True, timeout=600)
+    if r.returncode != 0:
+        return [f"miniamr-study --launcher simulate: exit {r.returncode}: {r.stderr[-800:]}"]
+    with open(os.path.join(out, "runs.csv"), newline="") as f:
+        rows = list(csv.DictReader(f))
+    failures = []
+    if len(rows) != 4:
+        failures.append(f"study: {len(rows)} rows, want 4")
+    for row in rows:
+        with open(os.path.join(out, row["run_dir"], "results.yaml")) as f:
+            res = yaml.safe_load(f)
+        if row["simulated"] != "cluster_fat_tree" or \
+                abs(float(row["wall_s"]) - res["total_time_max"]) > 1e-6 or \
+                not float(row["host_wall_s"]) > 0:
+            failures.append(f"study row {row['point']} {row['variant']}: simulated "
+                            f"{row['simulated']!r}, wall_s {row['wall_s']} (simulated time "
+                            f"{res['total_time_max']}), host_wall_s {row['host_wall_s']}")
+    return failures
+
+
+def main():
+    ap = script_arguments()
+    ap.add_argument("--simulation-build", required=True, help="the -DMINIAMR_SIMGRID=ON build")
+    ap.add_argument("--inputs-only", action="store_true")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="miniamr-simulation-") as tmp:
+        failures = input_failures(tmp, a.deck)
+        if a.inputs_only:
+            return verdict(failures, "miniamr-simulate refuses bad platforms, calibrations and "
+                                     "rank counts")
+        miniamr_sim = os.path.join(a.simulation_build, "miniamr")
+        why = None
+        if shutil.which("smpirun") is None:
+            why = "SimGrid is not installed (no smpirun; bash tools/bootstrap.sh test installs it)"
+        elif not os.path.exists(miniamr_sim):
+            why = (f"no simulation build at {miniamr_sim} (cmake -S . -B build-smpi "
+                   f"-DMINIAMR_SIMGRID=ON && cmake --build build-smpi --target miniamr)")
+        if why:
+            print(f"SKIP 64 simulated ranks: {why}")
+            return SKIP if not failures else verdict(failures, "")
+        failures += simulated_failures(tmp, miniamr_sim, a.miniamr, a.deck)
+        failures += study_failures(tmp, miniamr_sim, a.deck)
+    return verdict(failures, f"{RANKS} simulated ranks of both runtimes on cluster_fat_tree: "
+                             "the real run's mesh, labelled simulated, priced by the calibration")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Simulated against real: the scenario decks on 1 and 2 ranks of this machine, each runtime,
+run for real (mpirun, the normal build) and simulated (tools/miniamr-simulate on
+platforms/this_machine.xml with the compute calibration), alternately. Writes the table of
+times and errors per phase, as Markdown, to --out and, with --readme, into README.md between
+its validation markers. Run it on a quiet machine: the real runs are the reference.
+
+    tools/validate_simulation.py [--num-tsteps N] [--readme]
+"""
+import argparse
+import datetime
+import os
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DECKS = ("expanding_sphere", "moving_sphere", "two_spheres")
+PHASES = (("total", "total_time_max"), ("compute", "compute_time_ave"),
+          ("comm", "total_comm_ave"), ("refine", "refine_time_ave"),
+          ("balance", "time_total_load_bal_ave"))
+BEGIN, END = "<!-- simulation-validation:begin -->", "<!-- simulation-validation:end -->"
+
+
+def env():
+    e = dict(os.environ)
+    for k in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"):
+        e.setdefault(k, "1")
+    return e
+
+
+def run(cmd, folder):
+    out = os.path.join(folder, "r.yaml")
+    r = subprocess.run(cmd + ["--results", out, "--quiet"], cwd=folder, env=env(),
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"validate_simulation: {' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
+    with open(out) as f:
+        return yaml.safe_load(f)
+
+
+def error(sim, real):
+    return "-" if not real else f"{100 * (sim - real) / real:+.0f}%"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--miniamr", default=os.path.join(REPO, "build", "miniamr"))
+    ap.add_argument("--simulation", default=os.path.join(REPO, "build-smpi", "miniamr"))
+    ap.add_argument("--platform", default=os.path.join(REPO, "platforms", "this_machine.xml"))
+    ap.add_argument("--calibration", default=os.path.join(REPO, "platforms", "calibration.yaml"))
+    ap.add_argument("--num-tsteps", type=int, default=0, help="timesteps (0: each deck's own)")
+    ap.add_argument("--out", default=os.path.join(REPO, "docs", "simulation_validation.md"))
+    ap.add_argument("--readme", action="store_true", help="also put the table into README.md")
+    a = ap.parse_args()
+    steps = ["--num_tsteps", str(a.num_tsteps)] if a.num_tsteps > 0 else []
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="miniamr-validate-") as tmp:
+        for deck in DECKS:
+            path = os.path.join(REPO, "inputs", f"{deck}.deck")
+            for ranks in (1, 2):
+                for runtime in ("static", "dynamic"):
+                    opts = [path, "--runtime", runtime] + steps
+                    real = run(["mpirun", "-np", str(ranks), "--bind-to", "core", a.miniamr]
+                               + opts, tmp)
+                    sim = run([sys.executable, os.path.join(REPO, "tools", "miniamr-simulate"),
+                               "--np", str(ranks), "--platform", a.platform, "--calibration",
+                               a.calibration, "--miniamr", a.simulation, "--"] + opts, tmp)
+                    rows.append((deck, ranks, runtime, real, sim))
+                    print(f"{deck} {ranks} {runtime}: real {real['total_time_max']:.3f} s, "
+                          f"simulated {sim['total_time_max']:.3f} s", flush=True)
+    head = ("| deck | ranks | runtime | real s | simulated s | total | compute | comm | refine "
+            "| balance |\n|---|---|---|---|---|---|---|---|---|---|\n")
+    lines = []
+    worst = 0.0
+    for deck, ranks, runtime, real, sim in rows:
+        errs = [error(sim[k], real[k]) for _, k in PHASES]
+        worst = max(worst, abs(sim["total_time_max"] - real["total_time_max"]) /
+                    real["total_time_max"])
+        lines.append(f"| {deck} | {ranks} | {runtime} | {real['total_time_max']:.2f} | "
+                     f"{sim['total_time_max']:.2f} | " + " | ".join(errs) + " |")
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    cmd = "tools/validate_simulation.py" + (f" --num-tsteps {a.num_tsteps}" if steps else "")
+    table = (f"Simulated minus real, relative to real, per phase (time loop of the slowest rank; "
+             f"phases averaged over ranks). Measured {when} by `{cmd}`; largest total error "
+             f"{100 * worst:.0f}%.\n\n" + head + "\n".join(lines) + "\n")
+    os.makedirs(os.path.dirname(a.out), exist_ok=True)
+    with open(a.out + ".tmp", "w") as f:
+        f.write("# Simulation against real runs\n\n" + table)
+    os.replace(a.out + ".tmp", a.out)
+    print(table)
+    if a.readme:
+        readme = os.path.join(REPO, "README.md")
+        with open(readme) as f:
+            text = f.read()
+        if BEGIN not in text or END not in text:
+            sys.exit(f"validate_simulation: README.md has no {BEGIN} ... {END} block")
+        text = text[:text.index(BEGIN) + len(BEGIN)] + "\n" + table + text[text.index(END):]
+        with open(readme + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(readme + ".tmp", readme)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
