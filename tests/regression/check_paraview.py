@@ -175,6 +175,37 @@ def check_paraview_reader(pvpython, folder, steps2, failures):
     print(f"ok   ParaView's XDMF reader: {len(seen)} steps, cells per level and cell arrays")
 
 
+def check_plot_vars(a, work, failures):
+    """--num_vars 4 --plot_vars 3,1: the last step's file holds the means of variables 3 and 1
+    (and of no other), each summing to that variable's final checksum."""
+    os.makedirs(work)
+    opts = ["--num_tsteps", "6", "--num_vars", "4", "--comm_vars", "4", "--plot_freq", "6",
+            "--plot_format", "xdmf", "--plot_vars", "3,1", "--plot_dir", "plots", "--results",
+            "R.yaml", "--quiet"]
+    p = subprocess.run(["mpirun", "-q", "-np", "2", os.path.abspath(a.miniamr),
+                        os.path.abspath(a.deck)] + opts, cwd=work, env=mpi_env(),
+                       capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        failures.append(f"--plot_vars 3,1: exit {p.returncode}\n{p.stderr[-1500:]}")
+        return
+    with open(os.path.join(work, "R.yaml")) as f:
+        results = yaml.safe_load(f)
+    cells = results["x_block_size"] * results["y_block_size"] * results["z_block_size"]
+    files = sorted(f for f in os.listdir(os.path.join(work, "plots")) if f.endswith(".h5"))
+    with h5py.File(os.path.join(work, "plots", files[-1]), "r") as h5:
+        names = sorted(n for n in h5["cells"].keys() if n.startswith("var"))
+        if names != ["var1_mean", "var3_mean"]:
+            failures.append(f"--plot_vars 3,1: datasets {names}, want var1_mean and var3_mean")
+            return
+        for v in (1, 3):
+            total = float(np.sum(h5[f"cells/var{v}_mean"][...] * cells))
+            want = results["final_checksums"][v]
+            if not math.isclose(total, want, rel_tol=1e-12):
+                failures.append(f"--plot_vars 3,1: var{v}_mean sums to {total}, variable {v}'s "
+                                f"final checksum is {want}")
+    print("ok   --plot_vars 3,1 plots the means of variables 3 and 1, and only those")
+
+
 def main():
     ap = script_arguments()
     ap.add_argument("--pvpython", default=shutil.which("pvpython"))
@@ -196,6 +227,7 @@ def main():
                 for array in ("key", "level", "points", "var0_mean"):
                     if not np.array_equal(two[array], other[array]):
                         failures.append(f"step {i}: {array} differs between np2 and {name}")
+        check_plot_vars(a, os.path.join(work, "plot_vars"), failures)
         if a.pvpython and "np2" in steps:
             check_paraview_reader(a.pvpython, os.path.join(work, "np2", "plots"), steps["np2"],
                                   failures)
