@@ -23,6 +23,12 @@ def _save(plt, fig, out, name, dpi=110):
     return path
 
 
+def _time_label(info):
+    if info.get("simulated"):
+        return "simulated time, slowest rank's time loop [s]"
+    return "wall time around the launcher [s]"
+
+
 def _title(what, info, spread=True):
     text = f"{what}: {info['deck']} on {info['host']}, {info['reps']} repetition(s)"
     if spread:
@@ -30,8 +36,7 @@ def _title(what, info, spread=True):
     if info.get("extra"):
         text += f"\nminiamr options: {info['extra']}"
     if info.get("simulated"):
-        text += (f"\nSIMULATED with SimGrid SMPI on platform {info['simulated']} "
-                 f"(--compute model): simulated times, not measured")
+        text += f"\nSIMULATED (SimGrid SMPI, {info['simulated']}): not measured"
     if info.get("oversubscribed"):
         text += "\nOVERSUBSCRIBED (more ranks x threads than cores): timings not meaningful"
     return text
@@ -72,7 +77,7 @@ def scaling_plots(out, stats, kind, info):
     if kind != "weak":
         ax.set_yscale("log")
     _rank_axis(ax, ranks)
-    ax.set_ylabel("wall time around the launcher [s]")
+    ax.set_ylabel(_time_label(info))
     ax.set_title(_title(f"{kind} scaling, time", info), fontsize=9)
     ax.legend(fontsize=8)
     files.append(_save(plt, fig, out, "time.png"))
@@ -125,7 +130,7 @@ def compare_plot(out, stats, info):
     ax.set_xticks(range(len(points)))
     ax.set_xticklabels([f"{p[1:].split('t')[0]} ranks x {p.split('t')[1]} threads"
                         for p in points])
-    ax.set_ylabel("median wall time around the launcher [s]")
+    ax.set_ylabel("median " + _time_label(info))
     ax.set_title(_title("compare", info), fontsize=9)
     ax.legend(fontsize=8)
     ax.grid(True, axis="y", alpha=0.3)
