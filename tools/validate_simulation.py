@@ -5,10 +5,14 @@ platforms/this_machine.xml with the compute calibration), alternately. Writes th
 times and errors per phase, as Markdown, to --out and, with --readme, into README.md between
 its validation markers. Run it on a quiet machine: the real runs are the reference.
 
-    tools/validate_simulation.py [--num-tsteps N] [--readme]
+    tools/validate_simulation.py [--num-tsteps N] [--ranks 1,2] [--readme]
+
+Each case's figures are kept in --rows (JSON), so cases measured in separate invocations (say
+--ranks 1, then --ranks 2) make one table.
 """
 import argparse
 import datetime
+import json
 import os
 import subprocess
 import sys
@@ -54,27 +58,45 @@ def main():
     ap.add_argument("--num-tsteps", type=int, default=0, help="timesteps (0: each deck's own)")
     ap.add_argument("--out", default=os.path.join(REPO, "docs", "simulation_validation.md"))
     ap.add_argument("--readme", action="store_true", help="also put the table into README.md")
+    ap.add_argument("--ranks", default="1,2",
+                    help="rank counts to run (default 1,2; '' runs nothing and writes the table "
+                         "of --rows)")
+    ap.add_argument("--rows", default=os.path.join(REPO, "docs", "simulation_validation.json"),
+                    help="the figures of every case measured so far (read, then updated)")
     a = ap.parse_args()
     steps = ["--num_tsteps", str(a.num_tsteps)] if a.num_tsteps > 0 else []
-    rows = []
+    keep = [k for _, k in PHASES]
+    cases = {}
+    if os.path.exists(a.rows):
+        with open(a.rows) as f:
+            cases = json.load(f)
     with tempfile.TemporaryDirectory(prefix="miniamr-validate-") as tmp:
         for deck in DECKS:
             path = os.path.join(REPO, "inputs", f"{deck}.deck")
-            for ranks in (1, 2):
+            for ranks in (int(r) for r in a.ranks.split(",") if r):
                 for runtime in ("static", "dynamic"):
-                    opts = [path, "--runtime", runtime] + steps
+                    # (--max_blocks: a cap only, which the 2-rank decks would hit on one rank)
+                    opts = [path, "--runtime", runtime, "--max_blocks", "100000"] + steps
                     real = run(["mpirun", "-np", str(ranks), "--bind-to", "core", a.miniamr]
                                + opts, tmp)
                     sim = run([sys.executable, os.path.join(REPO, "tools", "miniamr-simulate"),
                                "--np", str(ranks), "--platform", a.platform, "--calibration",
                                a.calibration, "--miniamr", a.simulation, "--"] + opts, tmp)
-                    rows.append((deck, ranks, runtime, real, sim))
+                    cases[f"{deck} {ranks} {runtime}"] = {
+                        "real": {k: real[k] for k in keep}, "simulated": {k: sim[k] for k in keep},
+                        "num_tsteps": a.num_tsteps}
+                    with open(a.rows + ".tmp", "w") as f:
+                        json.dump(cases, f, indent=1)
+                    os.replace(a.rows + ".tmp", a.rows)
                     print(f"{deck} {ranks} {runtime}: real {real['total_time_max']:.3f} s, "
                           f"simulated {sim['total_time_max']:.3f} s", flush=True)
     head = ("| deck | ranks | runtime | real s | simulated s | total | compute | comm | refine "
             "| balance |\n|---|---|---|---|---|---|---|---|---|---|\n")
     lines = []
     worst = 0.0
+    order = {d: i for i, d in enumerate(DECKS)}
+    rows = sorted(((*k.split(), v["real"], v["simulated"]) for k, v in cases.items()),
+                  key=lambda r: (order[r[0]], int(r[1]), r[2] != "static"))
     for deck, ranks, runtime, real, sim in rows:
         errs = [error(sim[k], real[k]) for _, k in PHASES]
         worst = max(worst, abs(sim["total_time_max"] - real["total_time_max"]) /
@@ -82,7 +104,9 @@ def main():
         lines.append(f"| {deck} | {ranks} | {runtime} | {real['total_time_max']:.2f} | "
                      f"{sim['total_time_max']:.2f} | " + " | ".join(errs) + " |")
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
-    cmd = "tools/validate_simulation.py" + (f" --num-tsteps {a.num_tsteps}" if steps else "")
+    measured_steps = {v.get("num_tsteps", 0) for v in cases.values()}
+    n = measured_steps.pop() if len(measured_steps) == 1 else a.num_tsteps
+    cmd = "tools/validate_simulation.py" + (f" --num-tsteps {n}" if n else "")
     table = (f"Simulated minus real, relative to real, per phase (time loop of the slowest rank; "
              f"phases averaged over ranks). Measured {when} by `{cmd}`; largest total error "
              f"{100 * worst:.0f}%.\n\n" + head + "\n".join(lines) + "\n")
