@@ -50,7 +50,7 @@ CASES = [
     (["--slow_rank", "1:0.5"], 2, "--slow_rank factor must be at least 1"),
     (["--slow_rank", "x"], 2, "--slow_rank expects RANK:FACTOR"),
     (["--slow_rank", "1:abc"], 2, "--slow_rank factor expects a number, got 'abc'"),
-    (["--slow_rank", "3-1:2"], 2, "--slow_rank 3-1:2: the range's last rank is below its first"),
+    (["--slow_rank", "3-1:2"], 2, "--slow_rank '3-1:2': the range's last rank is below its first"),
     (["--runtime", "dynamic", "--lb", "foo"], 2, "--lb must be one of none, diffusion, sfc"),
     (["--lb", "sfc"], 2, "--lb chooses the dynamic runtime's balancer"),
     (["--runtime", "dynamic", "--lb_threshold", "0.5"], 2, "--lb_threshold must be at least 1"),
