@@ -36,30 +36,44 @@ Parcel<T> parcel_for(int rank, int bytes) {
   return p;
 }
 
-// The same exchange with the message sizes first exchanged all-to-all (every rank learns who
-// sends to it, and how much), then posted receives: P counts per rank, no polling.
+// The same exchange without probing, for SMPI, where a probe is a polling loop and every
+// failed poll an event of the simulation. One MPI_Reduce_scatter_block of a 0/1 vector tells
+// each rank how many messages it will get (log P steps, O(P) integers per rank, where an
+// all-to-all of the sizes costs O(P log P) per rank); each sender then posts the size of its
+// message under a second tag before the message itself, and each receiver takes that many
+// sizes from any source and posts the receives they name.
 template <class T, class OnParcel>
-void counted_exchange(MPI_Comm comm, const std::map<int, std::vector<T>>& outgoing, int tag,
-                      OnParcel&& on_parcel) {
+void announced_exchange(MPI_Comm comm, const std::map<int, std::vector<T>>& outgoing, int tag,
+                        OnParcel&& on_parcel) {
+  constexpr int kSizeTagOffset = 1 << 14;  // message tags stay below it (MPI_TAG_UB >= 32767)
   int size = 0;
   MPI_Comm_size(comm, &size);
-  // bytes + 1 for every message, so that an empty one still arrives; 0 for none.
-  std::vector<int> announced(std::size_t(size), 0), incoming(std::size_t(size), 0);
-  for (const auto& [rank, items] : outgoing)
-    announced[std::size_t(rank)] = int(items.size() * sizeof(T)) + 1;
-  MPI_Alltoall(announced.data(), 1, MPI_INT, incoming.data(), 1, MPI_INT, comm);
-  std::vector<Parcel<T>> parcels;
-  std::vector<MPI_Request> requests;
-  for (int r = 0; r < size; ++r) {
-    if (incoming[std::size_t(r)] == 0) continue;
-    parcels.push_back(parcel_for<T>(r, incoming[std::size_t(r)] - 1));
-    requests.emplace_back();
-    MPI_Irecv(parcels.back().items.data(), incoming[std::size_t(r)] - 1, MPI_BYTE, r, tag, comm,
-              &requests.back());
-  }
+  std::vector<int> sends_to(std::size_t(size), 0);
+  for (const auto& entry : outgoing) sends_to[std::size_t(entry.first)] = 1;
+  int incoming = 0;
+  MPI_Reduce_scatter_block(sends_to.data(), &incoming, 1, MPI_INT, MPI_SUM, comm);
+  std::vector<int> sent_bytes, arrived_bytes(std::size_t(incoming), 0);
+  sent_bytes.reserve(outgoing.size());
+  std::vector<MPI_Request> sizes(static_cast<std::size_t>(incoming)), requests;
+  for (int i = 0; i < incoming; ++i)
+    MPI_Irecv(&arrived_bytes[std::size_t(i)], 1, MPI_INT, MPI_ANY_SOURCE, tag + kSizeTagOffset,
+              comm, &sizes[std::size_t(i)]);
   for (const auto& [rank, items] : outgoing) {
+    sent_bytes.push_back(int(items.size() * sizeof(T)));
     requests.emplace_back();
-    MPI_Isend(items.data(), int(items.size() * sizeof(T)), MPI_BYTE, rank, tag, comm,
+    MPI_Isend(&sent_bytes.back(), 1, MPI_INT, rank, tag + kSizeTagOffset, comm, &requests.back());
+    requests.emplace_back();
+    MPI_Isend(items.data(), sent_bytes.back(), MPI_BYTE, rank, tag, comm, &requests.back());
+  }
+  std::vector<MPI_Status> senders(static_cast<std::size_t>(incoming));
+  MPI_Waitall(incoming, sizes.data(), senders.data());
+  std::vector<Parcel<T>> parcels;
+  parcels.reserve(std::size_t(incoming));
+  for (int i = 0; i < incoming; ++i) {
+    const int from = senders[std::size_t(i)].MPI_SOURCE;
+    parcels.push_back(parcel_for<T>(from, arrived_bytes[std::size_t(i)]));
+    requests.emplace_back();
+    MPI_Irecv(parcels.back().items.data(), arrived_bytes[std::size_t(i)], MPI_BYTE, from, tag, comm,
               &requests.back());
   }
   MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
@@ -72,9 +86,9 @@ void sparse_exchange(MPI_Comm comm, const std::map<int, std::vector<T>>& outgoin
   static_assert(std::is_trivially_copyable_v<T>);
 #ifdef MINIAMR_SIMGRID
   // In SMPI every probe and test of NBX's polling loop is an event of the simulation for each
-  // waiting rank, which thousands of simulated ranks cannot afford; there the senders announce
-  // their sizes in one all-to-all (Hoefler's PCX), and each rank posts its receives and waits.
-  counted_exchange(comm, outgoing, tag, on_parcel);
+  // waiting rank, which thousands of simulated ranks cannot afford; there each rank learns how
+  // many messages to expect and the senders announce their sizes.
+  announced_exchange(comm, outgoing, tag, on_parcel);
   return;
 #endif
   std::vector<MPI_Request> sends;
