@@ -1,15 +1,22 @@
 #!/usr/bin/env python3
 """Measures what the stencil kernels cost on this machine, for miniamr's --compute model.
 
-Runs the normal build's miniamr on one rank over a uniform mesh of 8^3-cell blocks with 40
+Runs the normal build's miniamr on one rank over uniform meshes of 8^3-cell blocks with 40
 variables, for each runtime (static, dynamic) and kernel (7-point, 27-point, variable work),
 and writes the seconds per cell-variable update: (compute + communicate time) over the
 updates. On one rank every ghost face is an on-rank copy, so the cost per update includes the
-ghost work that comes with it; a modelled run skips both and charges this.
+ghost work that comes with it; a modelled run skips both and charges this. A stage sweeps
+one group of variables (--comm_vars) over all blocks before the next, so what it streams
+through is that group's storage: the calibration runs 8 blocks with groups of 2 variables,
+and 8, 64 and 512 blocks with all 40 together (0.16, 2.6, 20 and 164 MB), from cache to
+memory, where the cost per update differs by more than 2x. A modelled sweep is charged the
+cost at its own group's size (`working_sets`); `seconds_per_update` repeats the 64-block
+figures.
 
     tools/calibrate_compute.py --miniamr build/miniamr --out platforms/calibration.yaml
 """
 import argparse
+import copy
 import datetime
 import os
 import platform
@@ -20,17 +27,28 @@ import tempfile
 
 import yaml
 
-MESH = ["--nx", "8", "--ny", "8", "--nz", "8", "--npx", "1", "--npy", "1", "--npz", "1",
-        "--init_x", "4", "--init_y", "4", "--init_z", "4", "--num_refine", "0",
-        "--num_vars", "40", "--num_tsteps", "4", "--stages_per_ts", "10", "--checksum_freq", "10",
-        "--report_perf", "1", "--quiet"]
+CELLS, VARS = 8, 40
+MESH = ["--nx", str(CELLS), "--ny", str(CELLS), "--nz", str(CELLS), "--npx", "1", "--npy", "1",
+        "--npz", "1", "--num_refine", "0", "--num_vars", str(VARS), "--num_tsteps", "4",
+        "--stages_per_ts", "10", "--checksum_freq", "10", "--report_perf", "1", "--quiet"]
+# (roots per direction, variables per group): the sizes measured, smallest first.
+SIZES = ((2, 2), (2, VARS), (4, VARS), (8, VARS))
 KERNELS = {"stencil7": ["--stencil", "7"], "stencil27": ["--stencil", "27"],
            "variable": ["--stencil", "0"]}
 
 
-def per_update(miniamr, runtime, kernel_opts, folder):
+def storage_bytes(roots, group):
+    """Storage of one group of variables of every block: each block's cells with their ghost
+    layer, every variable starting on a cache line (stencil::BlockShape::var_stride)."""
+    cells = (CELLS + 2) ** 3
+    return roots ** 3 * (cells + 7) // 8 * 8 * group * 8
+
+
+def per_update(miniamr, runtime, kernel_opts, size, folder):
     out = os.path.join(folder, "r.yaml")
-    cmd = [miniamr, *MESH, *kernel_opts, "--runtime", runtime, "--results", out]
+    roots, group = size
+    cmd = [miniamr, *MESH, "--init_x", str(roots), "--init_y", str(roots), "--init_z", str(roots),
+           "--comm_vars", str(group), *kernel_opts, "--runtime", runtime, "--results", out]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(out) as f:
         r = yaml.safe_load(f)
@@ -45,20 +63,28 @@ def main():
     args = ap.parse_args()
     if not os.access(args.miniamr, os.X_OK):
         sys.exit(f"calibrate_compute: {args.miniamr} is not an executable miniamr (build it first)")
-    costs = {}
+    sets = []
     with tempfile.TemporaryDirectory() as tmp:
-        for runtime in ("static", "dynamic"):
-            costs[runtime] = {}
-            for name, opts in KERNELS.items():
-                xs = [per_update(args.miniamr, runtime, opts, tmp) for _ in range(args.reps)]
-                costs[runtime][name] = float(f"{statistics.median(xs):.4g}")
-                print(f"{runtime:8s} {name:10s} {costs[runtime][name]:.4g} s per update")
+        for size in SIZES:
+            costs = {}
+            for runtime in ("static", "dynamic"):
+                costs[runtime] = {}
+                for name, opts in KERNELS.items():
+                    xs = [per_update(args.miniamr, runtime, opts, size, tmp)
+                          for _ in range(args.reps)]
+                    costs[runtime][name] = float(f"{statistics.median(xs):.4g}")
+                    print(f"{size[0] ** 3:4d} blocks x {size[1]:2d} variables {runtime:8s} "
+                          f"{name:10s} {costs[runtime][name]:.4g} s per update")
+            sets.append({"bytes": storage_bytes(*size), "seconds_per_update": costs})
     doc = {
         "machine": platform.node(),
-        "method": "tools/calibrate_compute.py: one rank, uniform 4x4x4 roots of 8^3 cells, "
-                  f"40 variables, 40 stages; (compute + on-rank ghost time) / updates, median of {args.reps}",
+        "method": "tools/calibrate_compute.py: one rank, uniform meshes of 2^3 roots of 8^3 "
+                  "cells in groups of 2 of 40 variables, and 2^3, 4^3, 8^3 roots with all 40 "
+                  "together, 40 stages; (compute + on-rank ghost time) / updates, median of "
+                  f"{args.reps}",
         "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "seconds_per_update": costs,
+        "seconds_per_update": copy.deepcopy(sets[SIZES.index((4, VARS))]["seconds_per_update"]),
+        "working_sets": sets,
     }
     with open(args.out, "w") as f:
         f.write("# miniamr compute calibration (--compute model --calibration FILE)\n")

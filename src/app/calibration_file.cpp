@@ -12,20 +12,33 @@ namespace miniamr::app {
 
 namespace {
 
-double seconds(const YAML::Node& costs, const std::string& path, const std::string& runtime,
+double seconds(const YAML::Node& costs, const std::string& path, const std::string& where,
                const char* key) {
   const YAML::Node v = costs[key];
   if (!v.IsDefined() || v.IsNull())
-    throw UsageError(
-        fmt::format("{}: seconds_per_update.{}: the key '{}' is missing", path, runtime, key));
+    throw UsageError(fmt::format("{}: {}: the key '{}' is missing", path, where, key));
   double x = 0;
   if (!v.IsScalar() || !YAML::convert<double>::decode(v, x) || !std::isfinite(x) || x <= 0)
     throw UsageError(
-        fmt::format("{}:{}: seconds_per_update.{}.{} must be a finite number > 0, "
+        fmt::format("{}:{}: {}.{} must be a finite number > 0, "
                     "got {}",
-                    path, v.Mark().line + 1, runtime, key,
+                    path, v.Mark().line + 1, where, key,
                     v.IsScalar() ? io::shown(v.Scalar()) : std::string("no number")));
   return x;
+}
+
+// One runtime's costs from a `seconds_per_update` map; `where` names it in messages.
+runtime::ComputeCost costs_of(const YAML::Node& all, const std::string& path,
+                              const std::string& where, const std::string& runtime) {
+  const YAML::Node costs = all[runtime];
+  if (!costs.IsDefined() || !costs.IsMap())
+    throw UsageError(fmt::format("{}: {} has no map for the {} runtime", path, where, runtime));
+  const std::string name = where + "." + runtime;
+  runtime::ComputeCost c;
+  c.stencil7_s = seconds(costs, path, name, "stencil7");
+  c.stencil27_s = seconds(costs, path, name, "stencil27");
+  c.variable_s = seconds(costs, path, name, "variable");
+  return c;
 }
 
 }  // namespace
@@ -45,14 +58,34 @@ runtime::ComputeModel parse_calibration(std::string_view text, const std::string
                     "'seconds_per_update': {{static: {{stencil7, stencil27, variable}}, dynamic: "
                     "...}}; tools/calibrate_compute.py writes one)",
                     path));
-  const YAML::Node costs = all[runtime];
-  if (!costs.IsDefined() || !costs.IsMap())
-    throw UsageError(
-        fmt::format("{}: seconds_per_update has no map for the {} runtime", path, runtime));
   runtime::ComputeModel model;
-  model.stencil7_s = seconds(costs, path, runtime, "stencil7");
-  model.stencil27_s = seconds(costs, path, runtime, "stencil27");
-  model.variable_s = seconds(costs, path, runtime, "variable");
+  model.points.push_back(costs_of(all, path, "seconds_per_update", runtime));
+  const YAML::Node sets = root["working_sets"];
+  if (!sets.IsDefined() || sets.IsNull()) return model;
+  if (!sets.IsSequence() || sets.size() == 0)
+    throw UsageError(
+        fmt::format("{}: working_sets must be a list of {{bytes, "
+                    "seconds_per_update}} maps, smallest first",
+                    path));
+  model.points.clear();
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    const YAML::Node set = sets[i];
+    const std::string where = fmt::format("working_sets[{}]", i);
+    const YAML::Node bytes = set.IsMap() ? set["bytes"] : YAML::Node();
+    double b = 0;
+    if (!bytes.IsDefined() || !bytes.IsScalar() || !YAML::convert<double>::decode(bytes, b) ||
+        !std::isfinite(b) || b <= 0)
+      throw UsageError(fmt::format("{}: {}.bytes must be a finite number > 0", path, where));
+    if (!model.points.empty() && b <= model.points.back().working_set_bytes)
+      throw UsageError(
+          fmt::format("{}: {}.bytes must be larger than the one before it", path, where));
+    const YAML::Node costs = set["seconds_per_update"];
+    if (!costs.IsDefined() || !costs.IsMap())
+      throw UsageError(fmt::format("{}: {} has no seconds_per_update map", path, where));
+    runtime::ComputeCost c = costs_of(costs, path, where + ".seconds_per_update", runtime);
+    c.working_set_bytes = b;
+    model.points.push_back(c);
+  }
   return model;
 }
 

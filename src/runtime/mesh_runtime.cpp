@@ -46,6 +46,7 @@ void MeshRuntime::mesh_changed(const Domain& domain) {
   partition_ = nb.partition;
   plan_ = build_ghost_plan(domain, nb);
   for (auto& g : graphs_) g.reset();
+  kernels_.set_working_set(domain);
   plans_changed(domain);
 }
 

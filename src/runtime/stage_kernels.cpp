@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cassert>
+#include <utility>
 
 #include "runtime/compute_charge.hpp"
+#include "runtime/domain.hpp"
 #include "stencil/stencil_kernels.hpp"
 #ifdef MINIAMR_HAVE_KOKKOS
 #include "stencil_kokkos/kokkos_stencil.hpp"
@@ -13,8 +15,13 @@ namespace miniamr::runtime {
 
 StageKernels::StageKernels(KernelBackend backend, stencil::Isa isa,
                            std::optional<ComputeModel> model)
-    : backend_(backend), native_set_(stencil::kernel_set(isa)), model_(model) {
+    : backend_(backend), native_set_(stencil::kernel_set(isa)), model_(std::move(model)) {
   assert(backend != KernelBackend::kKokkos || has_kokkos());
+}
+
+void StageKernels::set_working_set(const Domain& domain) {
+  var_bytes_ =
+      double(domain.blocks.size()) * double(domain.shape.var_stride()) * double(sizeof(double));
 }
 
 bool StageKernels::has_kokkos() {
@@ -28,8 +35,10 @@ bool StageKernels::has_kokkos() {
 void StageKernels::sweep(stencil::Block& block, const StageWork& work, stencil::VarRange vars,
                          std::span<double> scratch, std::span<double> sums) const {
   if (model_) {
-    charge_compute(
-        model_->sweep_seconds(work.stencil, block.shape().interior_cells(), vars.count()));
+    // A stage sweeps one group of variables over every block before the next group, so the
+    // data it streams through is the group's variables of all the rank's blocks.
+    const ComputeCost cost = model_->at(var_bytes_ * double(vars.count()));
+    charge_compute(sweep_seconds(cost, work.stencil, block.shape().interior_cells(), vars.count()));
     std::fill(sums.begin(), sums.end(), 0.0);  // no sum is claimed for values never computed
     return;
   }

@@ -16,6 +16,10 @@
 #include "stencil/variable_kernels.hpp"
 
 namespace miniamr::runtime {
+struct Domain;
+}
+
+namespace miniamr::runtime {
 
 // One stage: fill the ghosts of `vars` and apply the stencil to each, exchanging ghosts in
 // groups of `group` variables (comm_vars).
@@ -70,6 +74,9 @@ class StageKernels {
 
   // Whether the sweeps are modelled rather than computed.
   bool modelled() const { return model_.has_value(); }
+  // The modelled cost follows the rank's block storage (cache or memory): called whenever the
+  // rank's blocks change.
+  void set_working_set(const Domain& domain);
 
   KernelCalls calls() const;
   std::string backend_name() const { return runtime::backend_name(calls()); }
@@ -78,6 +85,7 @@ class StageKernels {
   KernelBackend backend_;
   const stencil::KernelSet& native_set_;
   std::optional<ComputeModel> model_;
+  double var_bytes_ = 0;  // storage of one variable of all the rank's blocks
   mutable std::atomic<std::int64_t> native_{0}, kokkos_{0}, variable_{0};
 };
 
