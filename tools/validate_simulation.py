@@ -5,7 +5,11 @@ platforms/this_machine.xml with the compute calibration), alternately. Writes th
 times and errors per phase, as Markdown, to --out and, with --readme, into README.md between
 its validation markers. Run it on a quiet machine: the real runs are the reference.
 
-    tools/validate_simulation.py [--num-tsteps N] [--ranks 1,2] [--readme]
+    tools/validate_simulation.py [--calibrate] [--num-tsteps N] [--ranks 1,2] [--readme]
+
+Machines differ from day to day by more than the model's error, so --calibrate first measures
+the kernels again (tools/calibrate_compute.py into --calibration): the table then compares
+real and simulated runs of one sitting.
 
 Each case's figures are kept in --rows (JSON), so cases measured in separate invocations (say
 --ranks 1, then --ranks 2) make one table.
@@ -58,6 +62,8 @@ def main():
     ap.add_argument("--num-tsteps", type=int, default=0, help="timesteps (0: each deck's own)")
     ap.add_argument("--out", default=os.path.join(REPO, "docs", "simulation_validation.md"))
     ap.add_argument("--readme", action="store_true", help="also put the table into README.md")
+    ap.add_argument("--calibrate", action="store_true",
+                    help="first rewrite --calibration with tools/calibrate_compute.py")
     ap.add_argument("--ranks", default="1,2",
                     help="rank counts to run (default 1,2; '' runs nothing and writes the table "
                          "of --rows)")
@@ -70,6 +76,11 @@ def main():
     if os.path.exists(a.rows):
         with open(a.rows) as f:
             cases = json.load(f)
+    if a.calibrate:
+        r = subprocess.run([sys.executable, os.path.join(REPO, "tools", "calibrate_compute.py"),
+                            "--miniamr", a.miniamr, "--out", a.calibration], env=env())
+        if r.returncode != 0:
+            sys.exit("validate_simulation: tools/calibrate_compute.py failed")
     with tempfile.TemporaryDirectory(prefix="miniamr-validate-") as tmp:
         for deck in DECKS:
             path = os.path.join(REPO, "inputs", f"{deck}.deck")
@@ -84,7 +95,7 @@ def main():
                                a.calibration, "--miniamr", a.simulation, "--"] + opts, tmp)
                     cases[f"{deck} {ranks} {runtime}"] = {
                         "real": {k: real[k] for k in keep}, "simulated": {k: sim[k] for k in keep},
-                        "num_tsteps": a.num_tsteps}
+                        "num_tsteps": a.num_tsteps, "calibrated": a.calibrate}
                     with open(a.rows + ".tmp", "w") as f:
                         json.dump(cases, f, indent=1)
                     os.replace(a.rows + ".tmp", a.rows)
@@ -106,7 +117,9 @@ def main():
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     measured_steps = {v.get("num_tsteps", 0) for v in cases.values()}
     n = measured_steps.pop() if len(measured_steps) == 1 else a.num_tsteps
-    cmd = "tools/validate_simulation.py" + (f" --num-tsteps {n}" if n else "")
+    calibrated = all(v.get("calibrated", False) for v in cases.values())
+    cmd = ("tools/validate_simulation.py" + (" --calibrate" if calibrated else "") +
+           (f" --num-tsteps {n}" if n else ""))
     table = (f"Simulated minus real, relative to real, per phase (time loop of the slowest rank; "
              f"phases averaged over ranks). Measured {when} by `{cmd}`; largest total error "
              f"{100 * worst:.0f}%.\n\n" + head + "\n".join(lines) + "\n")

@@ -30,7 +30,7 @@ def _time_label(info):
 
 
 def _title(what, info, spread=True):
-    text = f"{what}: {info['deck']} on {info['host']}, {info['reps']} repetition(s)"
+    text = f"{what}: {info['deck']} on {info['host']}\n{info['reps']} repetition(s)"
     if spread:
         text += ", median and min..max"
     if info.get("extra"):
