@@ -4,14 +4,16 @@ checks of its input.
 
 - inputs (always, SimGrid or not): a missing, malformed or foreign platform file, a platform
   with fewer cores than ranks, a missing or malformed calibration each end miniamr-simulate
-  with exit 2 and one message naming the problem, before anything runs;
+  with exit 2 and one message naming the problem, before anything runs; validate_simulation
+  --calibrate runs the calibration first;
 - 64 ranks (skipped, and said so, without smpirun or the simulation build): the deck on the
   4096-core cluster platform with each runtime finishes, says it is simulated on that platform
   (stdout and results.yaml: simulated, platform, compute model, no checksum or digest), and
   ends with the same mesh, block for block per level, as a real 2-rank run: refinement, the
   partition and the messages ran for real;
 - the calibration is what prices the kernels: the same run with every cost a thousand times larger
-  adds 999 times the modelled compute time;
+  adds 999 times the modelled compute time, and costs that grow with the working set are
+  charged at each rank's own;
 - miniamr-study --launcher simulate writes runs.csv rows marked simulated, whose wall_s is the
   simulated time.
 
@@ -80,8 +82,49 @@ def input_failures(tmp, deck):
     return failures
 
 
+def validate_tool_failures(tmp):
+    """tools/validate_simulation.py --calibrate measures the kernels before anything else: with
+    no miniamr to measure it stops there, while without it the table is written."""
+    tool = os.path.join(REPO, "tools", "validate_simulation.py")
+    args = [sys.executable, tool, "--ranks", "", "--miniamr", os.path.join(tmp, "none"),
+            "--calibration", os.path.join(tmp, "fresh.yaml"), "--rows",
+            os.path.join(tmp, "rows.json"), "--out", os.path.join(tmp, "validation.md")]
+    failures = []
+    r = subprocess.run(args + ["--calibrate"], capture_output=True, text=True, timeout=60)
+    want = "calibrate_compute: " + os.path.join(tmp, "none") + " is not an executable miniamr"
+    if r.returncode == 0 or want not in r.stderr:
+        failures.append(f"validate_simulation --calibrate without a miniamr: exit "
+                        f"{r.returncode}, stderr {r.stderr.strip()[-300:]!r}; want {want!r}")
+    r = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    if r.returncode != 0 or not os.path.exists(os.path.join(tmp, "validation.md")):
+        failures.append(f"validate_simulation without --calibrate: exit {r.returncode}, "
+                        f"{r.stderr.strip()[-300:]!r}")
+    return failures
+
+
 def levels(results):
     return results.get("final_blocks_per_level") or results.get("final_blocks")
+
+
+def write_calibration(folder, kind):
+    """The shipped calibration reduced to one cost per kernel ("base"), scaled a thousandfold
+    ("x1000"), or that cost at 1 byte and 1001 times it at 1e15 bytes ("sized")."""
+    with open(CALIBRATION) as f:
+        cal = yaml.safe_load(f)
+    cal.pop("working_sets", None)
+    costs = cal["seconds_per_update"]
+    if kind == "x1000":
+        costs = {rt: {k: 1000 * v for k, v in c.items()} for rt, c in costs.items()}
+        cal["seconds_per_update"] = costs
+    if kind == "sized":
+        cal["working_sets"] = [
+            {"bytes": 1, "seconds_per_update": costs},
+            {"bytes": 1e15, "seconds_per_update": {rt: {k: 1001 * v for k, v in c.items()}
+                                                   for rt, c in costs.items()}}]
+    path = os.path.join(folder, f"{kind}.yaml")
+    with open(path, "w") as f:
+        yaml.safe_dump(cal, f)
+    return path
 
 
 def simulated_failures(tmp, miniamr_sim, real_miniamr, deck):
@@ -97,23 +140,17 @@ def simulated_failures(tmp, miniamr_sim, real_miniamr, deck):
     with open(os.path.join(real_dir, "R.yaml")) as f:
         want = yaml.safe_load(f)
     compute = {}
-    # The static pair charges one cost whatever the working set (the calibration without its
-    # working_sets), so that the modelled time is updates x that cost; the dynamic run uses the
-    # whole calibration.
-    for runtime, calibration in (("static", 1), ("dynamic", CALIBRATION), ("static", 1000)):
-        name = f"{runtime}-{'x1000' if calibration == 1000 else 'base'}"
+    # "base" and "x1000" charge one cost whatever the working set (the shipped calibration
+    # without its working_sets, its costs scaled), so that the modelled time is updates x that
+    # cost; "sized" charges from 1 to 1001 times the cost over working sets of 1 byte to 1e15,
+    # so it lands in between only if each rank is charged at its own working set; the dynamic
+    # run uses the shipped calibration as it is.
+    for runtime, kind in (("static", "base"), ("dynamic", "shipped"), ("static", "x1000"),
+                          ("static", "sized")):
+        name = f"{runtime}-{kind}"
         run_dir = os.path.join(tmp, name)
         os.makedirs(run_dir)
-        if calibration in (1, 1000):
-            with open(CALIBRATION) as f:
-                cal = yaml.safe_load(f)
-            cal.pop("working_sets", None)
-            for costs in cal["seconds_per_update"].values():
-                for k in costs:
-                    costs[k] *= calibration
-            calibration = os.path.join(run_dir, "one_size.yaml")
-            with open(calibration, "w") as f:
-                yaml.safe_dump(cal, f)
+        calibration = CALIBRATION if kind == "shipped" else write_calibration(run_dir, kind)
         r = simulate(["--np", str(RANKS), "--platform", CLUSTER, "--calibration", calibration,
                       "--miniamr", miniamr_sim, "--"] + common + ["--runtime", runtime],
                      run_dir)
@@ -135,7 +172,7 @@ def simulated_failures(tmp, miniamr_sim, real_miniamr, deck):
         if not got.get("total_time_max", 0) > 0:
             failures.append(f"{name}: no simulated time ({got.get('total_time_max')!r})")
         compute[name] = (got.get("compute_time_ave", 0), got.get("cell_var_updates", 0))
-    if len(compute) == 3:
+    if len(compute) == 4:
         # Compute time is the modelled sweeps plus the real code around them, which SMPI times:
         # a thousand times the cost adds 999 times the modelled part, updates x cost per update.
         # The factor is large so that the modelled part outweighs the host-timed code around the
@@ -148,6 +185,13 @@ def simulated_failures(tmp, miniamr_sim, real_miniamr, deck):
         if not 0.8 < added < 1.25:
             failures.append(f"a thousand times the calibrated cost added {added:.2f} times 999 "
                             f"times the modelled compute ({compute}, {modelled:.3g} s modelled)")
+        # "sized" adds 1000 f times the base cost per update, f = log(bytes) / log(1e15) the
+        # place of the rank's working set between the two sizes: from f = 0.26 for 8 kB (one
+        # variable of one block) to 0.53 for 1e8 bytes. Charged at no working set it adds none.
+        sized = (compute["static-sized"][0] - base) / (1000 * modelled) if modelled else 0
+        if not 0.2 < sized < 0.6:
+            failures.append(f"costs growing with the working set added {sized:.3g} times 1000 "
+                            f"times the modelled compute, want 0.2 to 0.6 ({compute})")
     return failures
 
 
@@ -182,7 +226,7 @@ def main():
     ap.add_argument("--inputs-only", action="store_true")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="miniamr-simulation-") as tmp:
-        failures = input_failures(tmp, a.deck)
+        failures = input_failures(tmp, a.deck) + validate_tool_failures(tmp)
         if a.inputs_only:
             return verdict(failures, "miniamr-simulate refuses bad platforms, calibrations and "
                                      "rank counts")
