@@ -12,9 +12,10 @@ namespace miniamr::app {
 
 namespace {
 
-double seconds(const YAML::Node& costs, const std::string& path, const std::string& where,
-               const char* key) {
-  const YAML::Node v = costs[key];
+// The finite number > 0 under `key` of `map`; `where` names the map in messages.
+double positive_number(const YAML::Node& map, const std::string& path, const std::string& where,
+                       const char* key) {
+  const YAML::Node v = map[key];
   if (!v.IsDefined() || v.IsNull())
     throw UsageError(fmt::format("{}: {}: the key '{}' is missing", path, where, key));
   double x = 0;
@@ -35,9 +36,9 @@ runtime::ComputeCost costs_of(const YAML::Node& all, const std::string& path,
     throw UsageError(fmt::format("{}: {} has no map for the {} runtime", path, where, runtime));
   const std::string name = where + "." + runtime;
   runtime::ComputeCost c;
-  c.stencil7_s = seconds(costs, path, name, "stencil7");
-  c.stencil27_s = seconds(costs, path, name, "stencil27");
-  c.variable_s = seconds(costs, path, name, "variable");
+  c.stencil7_s = positive_number(costs, path, name, "stencil7");
+  c.stencil27_s = positive_number(costs, path, name, "stencil27");
+  c.variable_s = positive_number(costs, path, name, "variable");
   return c;
 }
 
@@ -71,11 +72,9 @@ runtime::ComputeModel parse_calibration(std::string_view text, const std::string
   for (std::size_t i = 0; i < sets.size(); ++i) {
     const YAML::Node set = sets[i];
     const std::string where = fmt::format("working_sets[{}]", i);
-    const YAML::Node bytes = set.IsMap() ? set["bytes"] : YAML::Node();
-    double b = 0;
-    if (!bytes.IsDefined() || !bytes.IsScalar() || !YAML::convert<double>::decode(bytes, b) ||
-        !std::isfinite(b) || b <= 0)
+    if (!set.IsMap() || !set["bytes"].IsDefined())
       throw UsageError(fmt::format("{}: {}.bytes must be a finite number > 0", path, where));
+    const double b = positive_number(set, path, where, "bytes");
     if (!model.points.empty() && b <= model.points.back().working_set_bytes)
       throw UsageError(
           fmt::format("{}: {}.bytes must be larger than the one before it", path, where));

@@ -16,10 +16,8 @@
 #include "stencil/variable_kernels.hpp"
 
 namespace miniamr::runtime {
-struct Domain;
-}
 
-namespace miniamr::runtime {
+struct Domain;
 
 // One stage: fill the ghosts of `vars` and apply the stencil to each, exchanging ghosts in
 // groups of `group` variables (comm_vars).
