@@ -259,6 +259,7 @@ int run_checked(const std::vector<std::string>& args, World& world) {
   options.isa = kernel_isa(config.isa, world_comm);
   options.threads = threads;
   options.sweep_vars = config.sweep_vars;
+  options.chunk_vars = config.chunk_vars;
   options.order_seed = std::uint64_t(config.task_order_seed);
   int ranks = 1, me = 0;
   MPI_Comm_size(world_comm, &ranks);

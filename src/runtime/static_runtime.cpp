@@ -57,13 +57,9 @@ void StaticRuntime::sweep_block(Domain& domain, const StageWork& work, stencil::
                     "block",
                     octree::to_string(domain.leaves[i])});
   }
-  if (work.measure_cost) {
-    // Per-stage seconds of the block, summed over the variables of all comm groups.
-    const double t = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (vars.v0 == work.vars.v0) stage_cost_[i] = 0;
-    stage_cost_[i] += t;
-    if (vars.v1 == work.vars.v1) domain.cost[i] = blend_cost(domain.cost[i], stage_cost_[i]);
-  }
+  if (work.measure_cost)  // the block's seconds in this stage, over all its variables
+    stage_cost_[stage_slot_ * domain.blocks.size() + i] +=
+        std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
 void StaticRuntime::add_block_sums(std::span<const std::size_t> blocks, const StageWork& work,
@@ -257,14 +253,15 @@ void StaticRuntime::end_halo(Halo& h) {
   h.sends.clear();
 }
 
-void StaticRuntime::stage(Domain& domain, const StageWork& work,
+void StaticRuntime::stage(Domain& domain, const StageWork& work, stencil::VarRange part,
                           std::span<stencil::ExactSum> sums) {
-  if (work.measure_cost) stage_cost_.resize(domain.blocks.size(), 0.0);
-  // The comm groups of the stage: one message per neighbour rank and group.
+  // The comm groups of the stage within `part`: one message per neighbour rank and group.
   std::vector<stencil::VarRange> groups;
   const int size = work.group > 0 ? work.group : work.vars.count();
-  for (int v0 = work.vars.v0; v0 < work.vars.v1; v0 += size)
-    groups.push_back({v0, std::min(work.vars.v1, v0 + size)});
+  for (int v0 = work.vars.v0; v0 < work.vars.v1; v0 += size) {
+    const stencil::VarRange g{std::max(v0, part.v0), std::min({work.vars.v1, v0 + size, part.v1})};
+    if (g.v0 < g.v1) groups.push_back(g);
+  }
   halos_.resize(groups.size());
 
   if (!work.reads_edges()) {
@@ -310,10 +307,26 @@ void StaticRuntime::stage(Domain& domain, const StageWork& work,
   }
 }
 
+int StaticRuntime::chunk_vars(std::span<const StageWork> stages) const {
+  const StageWork& first = stages.front();
+  const int nv = first.vars.count();
+  // The variable-work kernels mix variables, so every stage needs all of them. Modelled sweeps
+  // have no cache to keep a chunk in, and would only multiply the simulated messages.
+  if (first.stencil == 0 || kernels_.modelled()) return nv;
+  return std::clamp(options_.chunk_vars, 1, nv);
+}
+
 std::vector<std::vector<double>> StaticRuntime::run_stages(Domain& domain,
                                                            std::span<const StageWork> stages) {
   // The host may change the thread count between two mesh changes.
   if (schedule_stale_ || int(scratch_.size()) != threads()) fit_threads(domain);
+  const std::size_t nb = domain.blocks.size();
+  const bool measure =
+      std::any_of(stages.begin(), stages.end(), [](const StageWork& w) { return w.measure_cost; });
+  if (measure) stage_cost_.assign(stages.size() * nb, 0.0);
+  std::vector<std::vector<stencil::ExactSum>> sums(stages.size());
+  for (std::size_t s = 0; s < stages.size(); ++s)
+    if (stages[s].checksum) sums[s].resize(std::size_t(stages[s].vars.count()));
   std::vector<std::vector<double>> totals(stages.size());
   // A stage's checksum reduction stays in flight while the next stage runs.
   std::optional<SumReduction> pending;
@@ -324,18 +337,30 @@ std::vector<std::vector<double>> StaticRuntime::run_stages(Domain& domain,
     totals[pending_stage] = pending->wait();
     pending.reset();
   };
-  for (std::size_t s = 0; s < stages.size(); ++s) {
-    const StageWork& work = stages[s];
-    std::vector<stencil::ExactSum> sums(work.checksum ? std::size_t(work.vars.count()) : 0);
-    stage(domain, work, sums);
-    finish();
-    if (work.checksum) {
-      MINIAMR_TIMED(timers_, kChecksum);
-      pending.emplace(comm_, sums);
-      pending_stage = s;
+  // Each chunk of variables goes through every stage before the next chunk starts: the stages
+  // of a variable follow each other in the same order as stage by stage, so values and sums are
+  // bitwise the same, but a chunk that fits in cache is read from memory once per batch instead
+  // of once per stage.
+  const stencil::VarRange all = stages.front().vars;
+  const int chunk = chunk_vars(stages);
+  for (int v0 = all.v0; v0 < all.v1; v0 += chunk) {
+    const stencil::VarRange part{v0, std::min(all.v1, v0 + chunk)};
+    for (std::size_t s = 0; s < stages.size(); ++s) {
+      stage_slot_ = s;
+      stage(domain, stages[s], part, sums[s]);
+      if (part.v1 < all.v1) continue;  // the stage's sums are complete after the last chunk
+      finish();
+      if (stages[s].checksum) {
+        MINIAMR_TIMED(timers_, kChecksum);
+        pending.emplace(comm_, sums[s]);
+        pending_stage = s;
+      }
     }
   }
   finish();
+  for (std::size_t s = 0; s < stages.size() && measure; ++s)
+    for (std::size_t i = 0; i < nb; ++i)
+      domain.cost[i] = blend_cost(domain.cost[i], stage_cost_[s * nb + i]);
   return totals;
 }
 

@@ -25,7 +25,12 @@ class StaticRuntime final : public MeshRuntime {
   void plans_changed(const Domain& domain) override;
   // Per-thread scratch and the sweep schedule, for the current thread count.
   void fit_threads(const Domain& domain);
-  void stage(Domain& domain, const StageWork& work, std::span<stencil::ExactSum> sums);
+  // Variables per chunk: each chunk runs through all `stages` before the next (RuntimeOptions::
+  // chunk_vars).
+  int chunk_vars(std::span<const StageWork> stages) const;
+  // The variables of `part` (inside work.vars) through one stage; `sums` covers work.vars.
+  void stage(Domain& domain, const StageWork& work, stencil::VarRange part,
+             std::span<stencil::ExactSum> sums);
 
   // The messages of one comm group in flight (p4est's begin/end style): post receives and send
   // packed faces; wait; unpack; complete sends.
@@ -60,7 +65,8 @@ class StaticRuntime final : public MeshRuntime {
   std::vector<double> block_sums_;            // per block and variable of one sweep
   std::vector<double> deferred_;    // faces packed at their sender's sweep (SweepSchedule)
   std::vector<Halo> halos_;         // one per comm group
-  std::vector<double> stage_cost_;  // seconds of each block in the current stage
+  std::vector<double> stage_cost_;  // seconds of each block (fastest) in each stage of a batch
+  std::size_t stage_slot_ = 0;      // the running stage's index in its batch
 };
 
 }  // namespace miniamr::runtime

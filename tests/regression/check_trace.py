@@ -2,7 +2,9 @@
 """--trace: the Chrome trace of a 2-rank run is valid JSON with task and message events, and the
 dynamic runtime has send and recv events and no stage barrier (a rank starts some task of stage s+1 before its last task
 of stage s has ended). The static runtime's trace is valid too, its sweeps cover --sweep_vars
-variables each, and both give the same field.
+variables each, with --chunk_vars 2 the first two variables run ahead of the last two (a
+stage s+1 sweep of them starts before a stage s sweep of the others) and with --chunk_vars 4
+they do not, and all runs give the same field.
 
   check_trace.py --miniamr BIN --deck DECK
 """
@@ -17,15 +19,14 @@ import yaml
 from mpi_env import mpi_env, script_arguments
 
 
-def run_traced(miniamr, deck, runtime, work, env, attempt=1):
+def run_traced(miniamr, deck, runtime, work, env, attempt=1, extra=()):
     """Runs 2 ranks with --trace in a fresh directory under work; returns (events, results, problems)."""
     wdir = os.path.join(work, f"{runtime}{attempt}")
     os.mkdir(wdir)
     cmd = ["mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none", os.path.abspath(miniamr),
            os.path.abspath(deck), "--runtime", runtime, "--threads", "2", "--num_tsteps", "6",
            "--num_vars", "4", "--trace", "t.json", "--report_perf", "1"]
-    if runtime == "static":
-        cmd += ["--sweep_vars", "3"]
+    cmd += list(extra)
     run = subprocess.run(cmd, cwd=wdir, env=env, capture_output=True, text=True, timeout=300)
     if run.returncode != 0:
         return None, None, [f"{' '.join(cmd)}: exit status {run.returncode}\n{run.stdout[-2000:]}"
@@ -80,6 +81,20 @@ def check_tasks(events, runtime):
     return problems
 
 
+def chunk_runs_ahead(events):
+    """Whether on some rank a sweep of variables 0-1 in stage s+1 starts before a sweep of
+    variables 2-3 in stage s ends (a stage-by-stage order never does that)."""
+    sweeps = [e for e in events if e.get("name") == "sweep" and e.get("ph") == "X"
+              and isinstance(e.get("args"), dict)]
+    late = {}  # (pid, stage) -> last end of a sweep of variables 2-3
+    for e in sweeps:
+        if e["args"].get("var", 0) >= 2:
+            key = (e["pid"], e["args"]["stage"])
+            late[key] = max(late.get(key, float("-inf")), float(e["ts"]) + float(e["dur"]))
+    return any(e["args"].get("var", 0) < 2 and (e["pid"], e["args"]["stage"] - 1) in late
+               and float(e["ts"]) < late[(e["pid"], e["args"]["stage"] - 1)] for e in sweeps)
+
+
 def overlaps(events):
     """(pid, stage) pairs where a task of stage+1 starts before that rank's stage's last end."""
     end = {}
@@ -103,7 +118,8 @@ def main():
     digests = {}
     with tempfile.TemporaryDirectory() as work:
         for runtime in ("dynamic", "static"):
-            events, results, p = run_traced(a.miniamr, a.deck, runtime, work, env)
+            extra = ["--sweep_vars", "3", "--chunk_vars", "4"] if runtime == "static" else []
+            events, results, p = run_traced(a.miniamr, a.deck, runtime, work, env, extra=extra)
             problems += p
             if events is None:
                 continue
@@ -125,6 +141,20 @@ def main():
                 else:
                     print(f"dynamic: stage overlap on (rank, stage) {found[:6]}"
                           f"{' ...' if len(found) > 6 else ''}")
+            else:
+                if chunk_runs_ahead(events):
+                    problems.append("static --chunk_vars 4: variables 0-1 ran a stage ahead of "
+                                    "variables 2-3")
+                chunked, results, p = run_traced(a.miniamr, a.deck, runtime, work, env, attempt=2,
+                                                 extra=["--chunk_vars", "2"])
+                problems += p
+                if chunked is not None:
+                    if not chunk_runs_ahead(chunked):
+                        problems.append("static --chunk_vars 2: variables 0-1 never ran a stage "
+                                        "ahead of variables 2-3")
+                    if results.get("field_digest") != digests["static"]:
+                        problems.append(f"field_digest static --chunk_vars 2 "
+                                        f"{results.get('field_digest')} != {digests['static']}")
     if len(digests) == 2 and (digests["dynamic"] is None or digests["dynamic"] != digests["static"]):
         problems.append(f"field_digest dynamic {digests['dynamic']} != static {digests['static']}")
     print("\n".join(problems) if problems else "ok: traces valid, no stage barrier, same digest")

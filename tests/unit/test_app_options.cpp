@@ -173,6 +173,12 @@ TEST(Options, SweepVarsIsPositive) {
   EXPECT_THROW(cfg({"--sweep_vars", "0"}), UsageError);
 }
 
+TEST(Options, ChunkVarsIsPositive) {
+  EXPECT_EQ(cfg({}).chunk_vars, 1);
+  EXPECT_EQ(cfg({"--chunk_vars", "40"}).chunk_vars, 40);
+  EXPECT_THROW(cfg({"--chunk_vars", "0"}), UsageError);
+}
+
 TEST(Options, EachFlagSetsItsField) {
   EXPECT_TRUE(cfg({"--report_diffusion"}).report_diffusion);
   EXPECT_TRUE(cfg({"--permute"}).permute);
