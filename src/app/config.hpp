@@ -62,7 +62,7 @@ struct Config {
   bool kokkos = false;       // stencils through the Kokkos back end (when built with it)
   std::string isa = "auto";  // instruction-set level of the native kernels, or auto
   int sweep_vars = 4;        // static, 7-point: variables per pass over the blocks
-  int chunk_vars = 1;        // static: variables taken through all stages of a timestep at once
+  int chunk_vars = 0;        // variables kept together for the cache (0 = automatic)
   int error_tol = 8;
   bool report_diffusion = false;
 

@@ -496,10 +496,11 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
   if (!pool_ || pool_->threads() != T) pool_ = std::make_unique<TaskPool>(T);
   if (trace_ != nullptr) trace_->set_threads(T);
 
-  // Variable groups: the comm groups of the stage, when the stencil keeps variables apart
-  // (the variable-work kernels mix a block's variables, so they run all in one).
+  // Variable groups: the comm groups of the stage cut to cache chunks, when the stencil keeps
+  // variables apart (the variable-work kernels mix a block's variables, so they run all in one).
   const StageWork& first = stages.front();
   int group = first.group > 0 ? std::min(first.group, first.vars.count()) : first.vars.count();
+  group = std::min(group, chunk_vars(domain, first));
   // Tags count variable groups and MPI promises only 32767 of them: past kMaxVarGroups the
   // groups hold more variables (grouping never changes results).
   group = std::max(group, (first.vars.count() + kMaxVarGroups - 1) / kMaxVarGroups);

@@ -50,6 +50,17 @@ void MeshRuntime::mesh_changed(const Domain& domain) {
   plans_changed(domain);
 }
 
+int MeshRuntime::chunk_vars(const Domain& domain, const StageWork& first) const {
+  const int nv = first.vars.count();
+  // The variable-work kernels mix variables, so every stage needs all of them. Modelled sweeps
+  // have no cache to keep a chunk in, and would only multiply the simulated messages.
+  if (first.stencil == 0 || kernels_.modelled()) return nv;
+  if (options_.chunk_vars > 0) return std::min(nv, options_.chunk_vars);
+  const std::int64_t per_var =
+      comm_.max(std::int64_t(domain.blocks.size() * domain.shape.var_stride() * sizeof(double)));
+  return int(std::clamp<std::int64_t>(kChunkBytes / std::max<std::int64_t>(per_var, 1), 1, nv));
+}
+
 const StageGraph& MeshRuntime::graph(const Domain& domain, bool edges) {
   auto& g = graphs_[edges ? 1 : 0];
   if (!g) g = build_stage_graph(plan_, domain.shape, domain.blocks.size(), edges);

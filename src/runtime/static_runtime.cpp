@@ -307,15 +307,6 @@ void StaticRuntime::stage(Domain& domain, const StageWork& work, stencil::VarRan
   }
 }
 
-int StaticRuntime::chunk_vars(std::span<const StageWork> stages) const {
-  const StageWork& first = stages.front();
-  const int nv = first.vars.count();
-  // The variable-work kernels mix variables, so every stage needs all of them. Modelled sweeps
-  // have no cache to keep a chunk in, and would only multiply the simulated messages.
-  if (first.stencil == 0 || kernels_.modelled()) return nv;
-  return std::clamp(options_.chunk_vars, 1, nv);
-}
-
 std::vector<std::vector<double>> StaticRuntime::run_stages(Domain& domain,
                                                            std::span<const StageWork> stages) {
   // The host may change the thread count between two mesh changes.
@@ -342,7 +333,7 @@ std::vector<std::vector<double>> StaticRuntime::run_stages(Domain& domain,
   // bitwise the same, but a chunk that fits in cache is read from memory once per batch instead
   // of once per stage.
   const stencil::VarRange all = stages.front().vars;
-  const int chunk = chunk_vars(stages);
+  const int chunk = chunk_vars(domain, stages.front());
   for (int v0 = all.v0; v0 < all.v1; v0 += chunk) {
     const stencil::VarRange part{v0, std::min(all.v1, v0 + chunk)};
     for (std::size_t s = 0; s < stages.size(); ++s) {

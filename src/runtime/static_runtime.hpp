@@ -1,8 +1,10 @@
 // The static mapper, "plain MPI ranks": each rank runs its part of the stage graph in
-// bulk-synchronous stages. Face-only stencils follow the sweep schedule (each on-rank face
-// filled at the sweep of the first of its two blocks; blocks that need no remote ghost swept
-// while messages are in flight); stencils that read edges fill every block's x, then y, then z
-// ghosts, then sweep. Messages go one per neighbour rank and comm group.
+// bulk-synchronous stages, one cache chunk of variables at a time (each chunk through every
+// stage of the batch before the next; RuntimeOptions::chunk_vars). Face-only stencils follow
+// the sweep schedule (each on-rank face filled at the sweep of the first of its two blocks;
+// blocks that need no remote ghost swept while messages are in flight); stencils that read
+// edges fill every block's x, then y, then z ghosts, then sweep. Messages go one per neighbour
+// rank, comm group and chunk.
 #pragma once
 
 #include <vector>
@@ -25,9 +27,6 @@ class StaticRuntime final : public MeshRuntime {
   void plans_changed(const Domain& domain) override;
   // Per-thread scratch and the sweep schedule, for the current thread count.
   void fit_threads(const Domain& domain);
-  // Variables per chunk: each chunk runs through all `stages` before the next (RuntimeOptions::
-  // chunk_vars).
-  int chunk_vars(std::span<const StageWork> stages) const;
   // The variables of `part` (inside work.vars) through one stage; `sums` covers work.vars.
   void stage(Domain& domain, const StageWork& work, stencil::VarRange part,
              std::span<stencil::ExactSum> sums);

@@ -173,10 +173,10 @@ TEST(Options, SweepVarsIsPositive) {
   EXPECT_THROW(cfg({"--sweep_vars", "0"}), UsageError);
 }
 
-TEST(Options, ChunkVarsIsPositive) {
-  EXPECT_EQ(cfg({}).chunk_vars, 1);
+TEST(Options, ChunkVarsIsAutomaticOrPositive) {
+  EXPECT_EQ(cfg({}).chunk_vars, 0);
   EXPECT_EQ(cfg({"--chunk_vars", "40"}).chunk_vars, 40);
-  EXPECT_THROW(cfg({"--chunk_vars", "0"}), UsageError);
+  EXPECT_THROW(cfg({"--chunk_vars", "-1"}), UsageError);
 }
 
 TEST(Options, EachFlagSetsItsField) {
