@@ -11,7 +11,8 @@ through is that group's storage: the calibration runs 8 blocks with groups of 2 
 and 8, 64 and 512 blocks with all 40 together (0.16, 2.6, 20 and 164 MB), from cache to
 memory, where the cost per update differs by more than 2x. A modelled sweep is charged the
 cost at its own group's size (`working_sets`); `seconds_per_update` repeats the 64-block
-figures.
+figures. Modelled runs keep no variables in cache between stages (no --chunk_vars chunks), so
+neither do these: each runs with chunks of its group.
 
     tools/calibrate_compute.py --miniamr build/miniamr --out platforms/calibration.yaml
 """
@@ -48,7 +49,8 @@ def per_update(miniamr, runtime, kernel_opts, size, folder):
     out = os.path.join(folder, "r.yaml")
     roots, group = size
     cmd = [miniamr, *MESH, "--init_x", str(roots), "--init_y", str(roots), "--init_z", str(roots),
-           "--comm_vars", str(group), *kernel_opts, "--runtime", runtime, "--results", out]
+           "--comm_vars", str(group), "--chunk_vars", str(group), *kernel_opts, "--runtime", runtime,
+           "--results", out]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(out) as f:
         r = yaml.safe_load(f)

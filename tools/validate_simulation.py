@@ -86,8 +86,10 @@ def main():
             path = os.path.join(REPO, "inputs", f"{deck}.deck")
             for ranks in (int(r) for r in a.ranks.split(",") if r):
                 for runtime in ("static", "dynamic"):
-                    # (--max_blocks: a cap only, which the 2-rank decks would hit on one rank)
-                    opts = [path, "--runtime", runtime, "--max_blocks", "100000"] + steps
+                    # (--max_blocks: a cap only, which the 2-rank decks would hit on one rank;
+                    # --chunk_vars: every variable in each stage, the order modelled runs take)
+                    opts = [path, "--runtime", runtime, "--max_blocks", "100000", "--chunk_vars",
+                            "1000000"] + steps
                     real = run(["mpirun", "-np", str(ranks), "--bind-to", "core", a.miniamr]
                                + opts, tmp)
                     sim = run([sys.executable, os.path.join(REPO, "tools", "miniamr-simulate"),

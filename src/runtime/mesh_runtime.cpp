@@ -58,7 +58,8 @@ int MeshRuntime::chunk_vars(const Domain& domain, const StageWork& first) const 
   if (options_.chunk_vars > 0) return std::min(nv, options_.chunk_vars);
   const std::int64_t per_var =
       comm_.max(std::int64_t(domain.blocks.size() * domain.shape.var_stride() * sizeof(double)));
-  return int(std::clamp<std::int64_t>(kChunkBytes / std::max<std::int64_t>(per_var, 1), 1, nv));
+  return int(
+      std::clamp<std::int64_t>(kCacheChunkBytes / std::max<std::int64_t>(per_var, 1), 1, nv));
 }
 
 const StageGraph& MeshRuntime::graph(const Domain& domain, bool edges) {

@@ -34,7 +34,7 @@ struct RuntimeOptions {
   // a new short memory stream per variable; a few contiguous variables per pass let the
   // hardware prefetcher run (4 to 16 measured 25-35% faster than 1 on 8^3 blocks, 40 variables).
   int sweep_vars = 4;
-  // Variables kept together for the cache (0: as many as fit kChunkBytes on the fullest rank).
+  // Variables kept together for the cache (0: as many as fit kCacheChunkBytes on the fullest rank).
   // The static runtime takes each chunk through every stage of a timestep before the next
   // (num_vars: stage by stage, the reference's order); the dynamic one gives each chunk a task
   // graph of its own, which can run stages ahead of the others. A variable's stages run in the
@@ -57,7 +57,7 @@ using StaticOptions = RuntimeOptions;
 // variable) and the expanding sphere (0.3 MB) ran 1.3-1.6x faster in chunks of 1 to 4 variables
 // than all 40 at once; in the dynamic runtime one-variable graphs more than halved the waiting
 // on the two-sphere deck but cost 13% on the expanding sphere against its two-variable groups.
-inline constexpr std::int64_t kChunkBytes = std::int64_t(1) << 20;
+inline constexpr std::int64_t kCacheChunkBytes = std::int64_t(1) << 20;
 
 class MeshRuntime : public Runtime {
  public:
