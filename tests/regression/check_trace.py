@@ -4,7 +4,8 @@ dynamic runtime has send and recv events and no stage barrier (a rank starts som
 of stage s has ended). The static runtime's trace is valid too, its sweeps cover --sweep_vars
 variables each, with --chunk_vars 2 the first two variables run ahead of the last two (a
 stage s+1 sweep of them starts before a stage s sweep of the others) and with --chunk_vars 4
-they do not, and all runs give the same field.
+they do not; the dynamic runtime's tasks cover all 4 variables with --chunk_vars 4 and one
+each with --chunk_vars 1 (a task graph per variable); and all runs give the same field.
 
   check_trace.py --miniamr BIN --deck DECK
 """
@@ -81,6 +82,12 @@ def check_tasks(events, runtime):
     return problems
 
 
+def task_vars(events):
+    """The first variables of the sweep tasks of a trace."""
+    return sorted({e["args"].get("var") for e in events if e.get("name") == "sweep"
+                   and e.get("ph") == "X" and isinstance(e.get("args"), dict)}, key=str)
+
+
 def chunk_runs_ahead(events):
     """Whether on some rank a sweep of variables 0-1 in stage s+1 starts before a sweep of
     variables 2-3 in stage s ends (a stage-by-stage order never does that)."""
@@ -118,7 +125,7 @@ def main():
     digests = {}
     with tempfile.TemporaryDirectory() as work:
         for runtime in ("dynamic", "static"):
-            extra = ["--sweep_vars", "3", "--chunk_vars", "4"] if runtime == "static" else []
+            extra = ["--chunk_vars", "4"] + (["--sweep_vars", "3"] if runtime == "static" else [])
             events, results, p = run_traced(a.miniamr, a.deck, runtime, work, env, extra=extra)
             problems += p
             if events is None:
@@ -138,6 +145,19 @@ def main():
                 if not found:
                     problems.append("dynamic: on every rank each stage's tasks all end before "
                                     "any task of the next stage starts (a stage barrier)")
+                if task_vars(events) != [0]:
+                    problems.append(f"dynamic --chunk_vars 4: sweeps start at variables "
+                                    f"{task_vars(events)}, want [0] (one graph for all 4)")
+                per_var, results, p = run_traced(a.miniamr, a.deck, runtime, work, env,
+                                                 attempt=9, extra=["--chunk_vars", "1"])
+                problems += p
+                if per_var is not None:
+                    if task_vars(per_var) != [0, 1, 2, 3]:
+                        problems.append(f"dynamic --chunk_vars 1: sweeps start at variables "
+                                        f"{task_vars(per_var)}, want [0, 1, 2, 3]")
+                    if results.get("field_digest") != digests["dynamic"]:
+                        problems.append(f"field_digest dynamic --chunk_vars 1 "
+                                        f"{results.get('field_digest')} != {digests['dynamic']}")
                 else:
                     print(f"dynamic: stage overlap on (rank, stage) {found[:6]}"
                           f"{' ...' if len(found) > 6 else ''}")
