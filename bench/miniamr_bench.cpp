@@ -7,6 +7,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <random>
@@ -15,13 +16,13 @@
 
 #include "octree/key.hpp"
 #include "octree/leaf_set.hpp"
-#include "runtime/migrate.hpp"
 #include "sfc/partition.hpp"
 #include "sphere_octree.hpp"
 #include "stencil/block.hpp"
 #include "stencil/ghost_fill.hpp"
 #include "stencil/kernel_set.hpp"
 #include "stencil/plane_sweep.hpp"
+#include "stencil/split_coarsen.hpp"
 #include "stencil/stencil_kernels.hpp"
 
 namespace {
@@ -286,37 +287,35 @@ void BM_SfcCut(benchmark::State& state) {
 }
 BENCHMARK(BM_SfcCut)->ArgName("parts")->Arg(2)->Arg(64)->Unit(benchmark::kMillisecond);
 
-// ---- migration wire format: one 16^3 x 40 block -----------------------------------------------
+// ---- refinement: one 8^3 x 40 parent into its 8 children and back, in storage already mapped ---
 
-void BM_PackBlock(benchmark::State& state) {
-  const BlockShape shape = cube(16, 40);
-  const Block b = make_block(shape, 8);
-  std::vector<std::byte> buf(runtime::packed_block_bytes(shape));
-  const octree::Key key = octree::child(octree::root_key(0, 0, 0), 3);
+void BM_SplitFamily(benchmark::State& state) {
+  const BlockShape shape = cube(8, 40);
+  const Block parent = make_block(shape, 10);
+  std::vector<Block> children(8, Block(shape));
   for (auto _ : state) {
-    runtime::pack_block(key, 1.5, b, buf.data());
+    for (int o = 0; o < 8; ++o) stencil::split_child_into(parent, o, children[std::size_t(o)]);
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(state.iterations() * std::int64_t(buf.size()));
+  // The parent read once, every cell of the children written.
+  state.SetBytesProcessed(state.iterations() * std::int64_t(9 * shape.doubles() * sizeof(double)));
 }
-BENCHMARK(BM_PackBlock);
+BENCHMARK(BM_SplitFamily);
 
-void BM_UnpackBlock(benchmark::State& state) {
-  const BlockShape shape = cube(16, 40);
-  const Block src = make_block(shape, 9);
-  Block dst(shape);
-  std::vector<std::byte> buf(runtime::packed_block_bytes(shape));
-  runtime::pack_block(octree::child(octree::root_key(0, 0, 0), 5), 2.5, src, buf.data());
+void BM_CoarsenFamily(benchmark::State& state) {
+  const BlockShape shape = cube(8, 40);
+  std::vector<Block> children;
+  for (int o = 0; o < 8; ++o) children.push_back(make_block(shape, 20 + std::uint64_t(o)));
+  std::array<const Block*, 8> from{};
+  for (std::size_t o = 0; o < 8; ++o) from[o] = &children[o];
+  Block parent(shape);
   for (auto _ : state) {
-    octree::Key key;
-    double cost = 0;
-    runtime::unpack_block(buf.data(), key, cost, dst);
-    benchmark::DoNotOptimize(cost);
+    stencil::coarsen_into(from, parent);
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(state.iterations() * std::int64_t(buf.size()));
+  state.SetBytesProcessed(state.iterations() * std::int64_t(9 * shape.doubles() * sizeof(double)));
 }
-BENCHMARK(BM_UnpackBlock);
+BENCHMARK(BM_CoarsenFamily);
 
 }  // namespace
 

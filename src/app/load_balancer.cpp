@@ -268,7 +268,7 @@ void LoadBalancer::step(int ts, runtime::Domain& domain, std::int64_t updates,
   MPI_Allreduce(MPI_IN_PLACE, after.data(), P, MPI_DOUBLE, MPI_SUM, comm.get());
   comm.sum_in_place(arriving);
   for (int r = 0; r < P; ++r) after[std::size_t(r)] /= speeds[std::size_t(r)];
-  const auto block_bytes = double(runtime::packed_block_bytes(domain.shape));
+  const auto block_bytes = double(runtime::migrated_block_bytes(domain.shape));
   const double busiest = double(comm.max(std::max(leaving, arriving[std::size_t(me)])));
   const int messages = int(comm.max(std::int64_t(std::count(partner.begin(), partner.end(), 1))));
   const double cost_s = busiest > 0 ? link_.seconds(busiest * block_bytes, messages) : 0.0;

@@ -53,6 +53,9 @@ class Simulation {
   void build_blocks(const octree::AdaptPlan& plan, std::vector<stencil::Block>& old,
                     std::span<const double> old_cost, std::vector<stencil::Block>& fresh);
   void maybe_rebalance(bool report);
+  // Collective. Balances the old leaves by what `plan` makes of them, moving `marks` along;
+  // true when blocks moved (the plan must then be made again from the new leaves).
+  bool balance_before_adapt(const octree::AdaptPlan& plan, std::vector<std::int8_t>& marks);
   std::vector<std::int64_t> block_weights() const;
   void print_comm_partners() const;
   // The stages of one timestep, run as one batch (no barrier between them where the runtime

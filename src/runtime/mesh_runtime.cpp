@@ -197,20 +197,53 @@ std::int64_t MeshRuntime::gather_families(Domain& domain) {
   return sent;
 }
 
-std::int64_t MeshRuntime::rebalance(Domain& domain, std::span<const std::int64_t> weights) {
-  MINIAMR_TIMED(timers_, kLoadBalance);
+std::vector<int> MeshRuntime::balanced_targets(const Domain& domain,
+                                               std::span<const std::int64_t> weights,
+                                               std::span<const std::int8_t> marks) const {
   const auto order = sfc::curve_order(domain.leaves, partition_.space());
   std::vector<std::int64_t> along(order.size());
   std::int64_t local = 0;
   for (std::size_t p = 0; p < order.size(); ++p) local += along[p] = weights[order[p]];
   const auto [offset, total] = comm_.prefix_sum(local);
   auto cut = sfc::cut(along, offset, total, comm_.size());
-  sfc::keep_families_together(cut, family_starts(domain.leaves, order));
+  auto family_start = family_starts(domain.leaves, order);
+  if (!marks.empty()) {
+    // A family with a leaf about to split is no family after it, so it may be cut, as the
+    // balance after the split would cut it. (Reading start[p] before rewriting it is enough:
+    // a family's first position keeps itself as its start.)
+    std::vector<char> splits(order.size(), 0);
+    for (std::size_t p = 0; p < order.size(); ++p)
+      if (marks[order[p]] == octree::kRefine) splits[family_start[p]] = 1;
+    for (std::size_t p = 0; p < order.size(); ++p)
+      if (splits[family_start[p]]) family_start[p] = p;
+  }
+  sfc::keep_families_together(cut, family_start);
   std::vector<int> targets(order.size());
   for (std::size_t p = 0; p < order.size(); ++p) targets[order[p]] = cut[p];
+  return targets;
+}
+
+std::int64_t MeshRuntime::rebalance(Domain& domain, std::span<const std::int64_t> weights) {
+  MINIAMR_TIMED(timers_, kLoadBalance);
+  const std::vector<int> targets = balanced_targets(domain, weights, {});
+  // A partition that is already the balanced one keeps its plans.
+  const bool moving =
+      std::any_of(targets.begin(), targets.end(), [&](int t) { return t != comm_.rank(); });
+  if (!comm_.any(moving)) return 0;
   const std::int64_t sent = migrate(domain, targets, comm_);
   mesh_changed(domain);
   return sent;
+}
+
+std::int64_t MeshRuntime::rebalance_for_adapt(Domain& domain, std::span<const std::int64_t> weights,
+                                              std::vector<std::int8_t>& marks) {
+  MINIAMR_TIMED(timers_, kLoadBalance);
+  const std::vector<int> targets = balanced_targets(domain, weights, marks);
+  const bool moving =
+      std::any_of(targets.begin(), targets.end(), [&](int t) { return t != comm_.rank(); });
+  if (!comm_.any(moving)) return 0;
+  // No mesh_changed: the adaptation that follows changes the mesh again and rebuilds then.
+  return migrate(domain, targets, comm_, &marks);
 }
 
 Runtime::CurveView MeshRuntime::curve_view(const Domain& domain) const {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "runtime/domain.hpp"
 #include "runtime/mpi.hpp"
@@ -10,13 +11,13 @@
 namespace miniamr::runtime {
 
 // Collective. Sends every local block i to targets[i] (when that is another rank) and merges
-// what arrives, keeping the leaves sorted. Returns the number of blocks this rank sent.
-std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communicator& comm);
+// what arrives, keeping the leaves sorted. With `marks` (one refinement mark per local leaf),
+// each leaf's mark travels with it and `marks` ends up matching the new leaves. Returns the
+// number of blocks this rank sent.
+std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communicator& comm,
+                     std::vector<std::int8_t>* marks = nullptr);
 
-// The wire format of one block, exposed for tests: key, cost, then every cell of each variable,
-// ghosts included.
-std::size_t packed_block_bytes(const stencil::BlockShape& shape);
-void pack_block(const octree::Key& key, double cost, const stencil::Block& block, std::byte* out);
-void unpack_block(const std::byte* in, octree::Key& key, double& cost, stencil::Block& block);
+// Bytes that travel per block (its whole storage and a header), for cost models.
+std::size_t migrated_block_bytes(const stencil::BlockShape& shape);
 
 }  // namespace miniamr::runtime

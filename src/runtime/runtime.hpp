@@ -52,6 +52,13 @@ class Runtime {
   // along the curve (families that may coarsen stay together); returns blocks sent from here.
   virtual std::int64_t rebalance(Domain& domain, std::span<const std::int64_t> weights) = 0;
 
+  // Collective. The balance of `rebalance` ahead of an adaptation: `weights` are what each
+  // leaf will become, `marks` (its refinement marks) travel with the blocks, a family with a
+  // leaf marked to split may be cut, and the plans are left for the adaptation to rebuild: the
+  // caller changes the mesh right after. Returns the blocks sent from here.
+  virtual std::int64_t rebalance_for_adapt(Domain& domain, std::span<const std::int64_t> weights,
+                                           std::vector<std::int8_t>& marks) = 0;
+
   // Collective. Moves the leading leaves of a family that starts on an earlier rank to that
   // rank, so every family that may coarsen is whole on one rank before marks are computed.
   // Returns the blocks sent from here.

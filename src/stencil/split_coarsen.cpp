@@ -37,17 +37,31 @@ void split_child_into(const Block& parent, int octant, Block& child) {
   const int ox = (octant & 1) * s.nx / 2;
   const int oy = ((octant >> 1) & 1) * s.ny / 2;
   const int oz = ((octant >> 2) & 1) * s.nz / 2;
-  clear_ghosts(child);
+  const std::size_t row = s.row(), plane = s.plane();
+  // One pass over each variable in memory order, ghosts (0) and padding included: the child is
+  // new storage, and lines written once, front to back, cost the least.
   for (int v = 0; v < s.num_vars; ++v) {
     const double* p = parent.var(v).data();
-    double* c = child.var(v).data();
+    double* c = child.data() + std::size_t(v) * s.var_stride();
+    std::fill_n(c, plane, 0.0);  // x = 0
     for (int i = 1; i <= s.nx; ++i) {
+      double* cp = c + std::size_t(i) * plane;
+      std::fill_n(cp, row, 0.0);  // y = 0
       for (int j = 1; j <= s.ny; ++j) {
         const double* prow = p + s.at(ox + (i + 1) / 2, oy + (j + 1) / 2, oz);
-        double* crow = c + s.at(i, j, 0);
-        for (int k = 1; k <= s.nz; ++k) crow[k] = prow[(k + 1) / 2] / 8.0;
+        double* crow = cp + std::size_t(j) * row;
+        crow[0] = 0.0;
+        // Each parent value / 8 (exact: a power of two) into two neighbouring child cells.
+        for (int k = 1; k <= s.nz / 2; ++k) {
+          const double x = prow[k] / 8.0;
+          crow[2 * k - 1] = x;
+          crow[2 * k] = x;
+        }
+        crow[s.nz + 1] = 0.0;
       }
+      std::fill_n(cp + std::size_t(s.ny + 1) * row, row, 0.0);  // y = ny + 1
     }
+    std::fill(c + s.at(s.nx + 1, 0, 0), c + s.var_stride(), 0.0);  // x = nx + 1, padding
   }
 }
 

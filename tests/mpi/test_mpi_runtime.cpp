@@ -438,30 +438,52 @@ runtime::StaticOptions options(sfc::Curve curve, bool blocking = false) {
 // ---------------------------------------------------------------------------------------------
 // 1. Migration
 
-TEST(Migration, PackUnpackRoundTripIsBitwise) {
-  // Unequal extents catch a row/plane mix-up; special values catch any arithmetic on the way.
+TEST(Migration, CarriesMarksCostsAndEveryBitOfTheStorage) {
+  // Every block moves one rank on. Unequal extents catch a row/plane mix-up; special values
+  // (in ghosts too: the whole storage travels) catch any arithmetic on the way.
+  const int P = world_size(), me = world_rank();
+  const RootGrid grid{{2, 2, 1}};
+  const std::vector<Key> keys = refine_all(octree::root_leaves(grid), grid);
   const BlockShape shape{4, 6, 2, 3};
-  const Key key = octree::child(octree::child(octree::root_key(1, 0, 2), 5), 3);
-  Block src = initial_block(key, shape);
-  src.var(1)[shape.at(1, 1, 1)] = -0.0;
-  src.var(2)[shape.at(4, 6, 2)] = std::numeric_limits<double>::denorm_min();
-  src.var(0)[shape.at(2, 3, 1)] = std::bit_cast<double>(0x7ff8dead0000beefull);  // NaN payload
-  const double cost = 0.1234567890123;
+  const auto home = cut_whole(keys, space_of(sfc::Curve::kMorton, grid),
+                              std::vector<std::int64_t>(keys.size(), 1), P);
+  runtime::Communicator comm(MPI_COMM_WORLD);
+  Domain d = make_domain(grid, shape, share(keys, home, me));
+  const auto mark_of = [](const Key& k) { return std::int8_t(int(key_hash(k, 5) % 3) - 1); };
+  const auto cost_of = [](const Key& k) { return 0.1234567890123 * double(key_hash(k, 7) % 97); };
+  const auto special = [](Block& b) {
+    const BlockShape& s = b.shape();
+    b.var(1)[s.at(1, 1, 1)] = -0.0;
+    b.var(2)[s.at(4, 6, 2)] = std::numeric_limits<double>::denorm_min();
+    b.var(0)[s.at(0, 3, 1)] = std::bit_cast<double>(0x7ff8dead0000beefull);  // NaN, in a ghost
+  };
+  std::vector<std::int8_t> marks;
+  std::vector<int> targets;
+  for (std::size_t i = 0; i < d.blocks.size(); ++i) {
+    special(d.blocks[i]);
+    d.cost[i] = cost_of(d.leaves[i]);
+    marks.push_back(mark_of(d.leaves[i]));
+    targets.push_back((me + 1) % P);
+  }
+  runtime::migrate(d, targets, comm, &marks);
 
-  const std::size_t bytes = runtime::packed_block_bytes(shape);
-  EXPECT_GE(bytes, sizeof(Key) + sizeof(double) +
-                       shape.interior_cells() * std::size_t(shape.num_vars) * sizeof(double));
-  std::vector<std::byte> wire(bytes);
-  runtime::pack_block(key, cost, src, wire.data());
-
-  Key got_key;
-  double got_cost = 0;
-  Block dst(shape);
-  runtime::unpack_block(wire.data(), got_key, got_cost, dst);
-  EXPECT_EQ(got_key, key);
-  EXPECT_EQ(std::bit_cast<std::uint64_t>(got_cost), std::bit_cast<std::uint64_t>(cost));
-  const auto diff = first_difference(src, dst, /*interior_only=*/true);
-  EXPECT_FALSE(diff.has_value()) << diff.value_or("");
+  Problems p;
+  if (marks.size() != d.leaves.size()) p.add("marks do not match the leaves");
+  for (std::size_t i = 0; p.none() && i < d.blocks.size(); ++i) {
+    const Key& k = d.leaves[i];
+    Block expected = initial_block(k, shape);
+    special(expected);
+    if (!std::ranges::equal(d.blocks[i].var(0), expected.var(0), [](double a, double b) {
+          return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b);
+        }))
+      p.add(str(k) + " variable 0 differs bitwise");
+    if (const auto diff = first_difference(d.blocks[i], expected, /*interior_only=*/true))
+      p.add(str(k) + " " + *diff);
+    if (std::bit_cast<std::uint64_t>(d.cost[i]) != std::bit_cast<std::uint64_t>(cost_of(k)))
+      p.add(str(k) + " cost changed");
+    if (marks[i] != mark_of(k)) p.add(str(k) + " mark changed");
+  }
+  EXPECT_TRUE(all_ranks(p.none(), p.text()));
 }
 
 // Moves every block of `d` to `target(key)` and checks what each rank then holds.

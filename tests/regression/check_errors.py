@@ -126,7 +126,7 @@ CASES = [
     (["--num_refine", "9", "--uniform_refine", "1"], 2, "the uniformly refined mesh needs"),
     (["--max_memory", "1X"], 2, "--max_memory expects a positive size such as 512M or 8G, got '1X'"),
     (["--max_memory", "50M", "--num_refine", "4", "--num_tsteps", "2", "--num_objects", "1"] + SPHERE,
-     1, "refinement at timestep 0 needs 153 MiB on one rank (289 blocks of 10x10x10 cells x 40 "
+     1, "refinement at timestep 0 needs 76.5 MiB on one rank (145 blocks of 10x10x10 cells x 40 "
         "variables, 540 KiB each), more than the 50 MiB a rank may use (--max_memory 50 MiB)"),
 ]
 
