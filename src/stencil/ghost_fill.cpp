@@ -108,30 +108,33 @@ struct FineToCoarse {
 };
 
 // Same-level faces across x and y: the in-plane axis c is z, contiguous, so each row is one
-// block copy (the generic loop below cannot know the stride is 1).
-// Rows are short (nz doubles); a copy of a size known at compile time is inlined, a libc call
-// per row is not.
-template <std::size_t N>
-void copy_rows_fixed(const Copy& r, const double* s, double* d) {
-  for (int ib = r.b_lo(); ib <= r.b_hi(); ++ib) {
-    const std::size_t row = std::size_t(ib) * r.g.sb + std::size_t(r.c_lo());
-    std::memcpy(d + r.g.ghost + row, s + r.src_layer + row, N * sizeof(double));
+// block copy (the generic loops below cannot know the stride is 1). Calls
+// copy(k, row, width) for each row: its first double in a packed face, its offset from the
+// start of a layer, and its length, a compile-time constant for the usual block sizes: a copy
+// of a size known at compile time is inlined, a libc call per short row is not.
+template <class RowCopy>
+std::size_t for_each_row(const Copy& r, RowCopy&& copy) {
+  const auto n = std::size_t(r.c_hi() - r.c_lo() + 1);
+  const auto rows = [&](auto width) {
+    std::size_t k = 0;
+    for (int ib = r.b_lo(); ib <= r.b_hi(); ++ib, k += width)
+      copy(k, std::size_t(ib) * r.g.sb + std::size_t(r.c_lo()), width);
+    return k;
+  };
+  switch (n) {
+    case 8:
+      return rows(std::integral_constant<std::size_t, 8>{});
+    case 16:
+      return rows(std::integral_constant<std::size_t, 16>{});
+    default:
+      return rows(n);
   }
 }
 
 void copy_rows(const Copy& r, const double* s, double* d) {
-  const auto n = std::size_t(r.c_hi() - r.c_lo() + 1);
-  switch (n) {
-    case 8:
-      return copy_rows_fixed<8>(r, s, d);
-    case 16:
-      return copy_rows_fixed<16>(r, s, d);
-    default:
-      for (int ib = r.b_lo(); ib <= r.b_hi(); ++ib) {
-        const std::size_t row = std::size_t(ib) * r.g.sb + std::size_t(r.c_lo());
-        std::memcpy(d + r.g.ghost + row, s + r.src_layer + row, n * sizeof(double));
-      }
-  }
+  for_each_row(r, [&](std::size_t, std::size_t row, auto width) {
+    std::memcpy(d + r.g.ghost + row, s + r.src_layer + row, width * sizeof(double));
+  });
 }
 
 template <class Rule>
@@ -153,6 +156,18 @@ void direct(const Rule& r, const Block& src, Block& dst, VarRange vars) {
 template <class Rule>
 std::size_t pack_rule(const Rule& r, const Block& src, VarRange vars, std::span<double> out) {
   std::size_t n = 0;
+  if constexpr (std::is_same_v<Rule, Copy>) {
+    if (r.g.sc == 1) {
+      for (int v = vars.v0; v < vars.v1; ++v) {
+        const double* from = src.var(v).data() + r.src_layer;
+        double* to = out.data() + n;
+        n += for_each_row(r, [&](std::size_t k, std::size_t row, auto width) {
+          std::memcpy(to + k, from + row, width * sizeof(double));
+        });
+      }
+      return n;
+    }
+  }
   for (int v = vars.v0; v < vars.v1; ++v) {
     const double* s = src.var(v).data();
     for (int ib = r.b_lo(); ib <= r.b_hi(); ++ib)
@@ -164,6 +179,18 @@ std::size_t pack_rule(const Rule& r, const Block& src, VarRange vars, std::span<
 template <class Rule>
 std::size_t unpack_rule(const Rule& r, Block& dst, VarRange vars, std::span<const double> in) {
   std::size_t n = 0;
+  if constexpr (std::is_same_v<Rule, Copy>) {
+    if (r.g.sc == 1) {
+      for (int v = vars.v0; v < vars.v1; ++v) {
+        const double* from = in.data() + n;
+        double* to = dst.var(v).data() + r.g.ghost;
+        n += for_each_row(r, [&](std::size_t k, std::size_t row, auto width) {
+          std::memcpy(to + row, from + k, width * sizeof(double));
+        });
+      }
+      return n;
+    }
+  }
   for (int v = vars.v0; v < vars.v1; ++v) {
     double* d = dst.var(v).data();
     for (int ib = r.b_lo(); ib <= r.b_hi(); ++ib)
