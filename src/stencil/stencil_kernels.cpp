@@ -16,26 +16,27 @@ namespace {
 // computed into a dense scratch plane (ny rows of NZ) straight from the untouched block, and
 // written back one plane later, once plane i+1 (the last reader of old plane i) is done. That
 // copies ny*NZ cells per plane instead of a whole padded plane. The rows are written with
-// eight-double vectors (GNU vector extension), one per LaneSum group of 8 cells: the compiler
-// maps them to one AVX-512 register, two AVX2 or four SSE2 ones, whatever the instruction set of
-// the variant (kernel_set.hpp); the auto-vectoriser leaves the fully unrolled rows scalar. Every
-// lane does the additions of rows::seven_point in the same order, and the accumulator's eight
-// lanes are LaneSum's (cell k of a row into lane k % 8), combined as LaneSum::total() does, so
-// values and the returned sum are bitwise those of the generic sweep.
+// four-double vectors (GNU vector extension): the compiler maps them to one AVX2 register or two
+// SSE2 ones, and the AVX-512 variant runs them as 256-bit operations too (eight-double vectors
+// ran the AVX2 variant 3.3x slower than four-double ones, slower than SSE2, and the AVX-512
+// one no faster; BM_Stencil7); the auto-vectoriser leaves the fully unrolled rows scalar.
+// Every lane does the additions of rows::seven_point in the same order, and the two
+// accumulators are LaneSum's lanes 0-3 and 4-7 (cell k of a row into lane k % 8), combined as
+// LaneSum::total() does, so values and the returned sum are bitwise those of the generic sweep.
 #if defined(__GNUC__) || defined(__clang__)
 #define MINIAMR_STENCIL7_FIXED 1
-using v8d = double __attribute__((vector_size(64)));
-// The same vector at any double's address (rows are not 64-byte aligned). Accessed through a
-// pointer rather than load/store functions: a function taking or returning a 64-byte vector would
-// have a different ABI in the AVX-512 variant.
-using v8d_unaligned = double __attribute__((vector_size(64), aligned(8), may_alias));
+using v4d = double __attribute__((vector_size(32)));
+// The same vector at any double's address (rows are not 32-byte aligned). Accessed through a
+// pointer rather than load/store functions: a function taking or returning a vector would have
+// a different ABI in the wider variants.
+using v4d_unaligned = double __attribute__((vector_size(32), aligned(8), may_alias));
 
-inline const v8d_unaligned& at8(const double* p) {
-  return *reinterpret_cast<const v8d_unaligned*>(p);
+inline const v4d_unaligned& at4(const double* p) {
+  return *reinterpret_cast<const v4d_unaligned*>(p);
 }
 
-inline v8d_unaligned& at8(double* p) {
-  return *reinterpret_cast<v8d_unaligned*>(p);
+inline v4d_unaligned& at4(double* p) {
+  return *reinterpret_cast<v4d_unaligned*>(p);
 }
 
 template <int NZ>
@@ -50,19 +51,19 @@ double stencil7_fixed(Block& block, int var, std::span<double> scratch) {
   assert(scratch.size() >= 2 * dense);
   double* u = block.var(var).data();
   double* buf[2] = {scratch.data(), scratch.data() + dense};
-  const v8d seven = {7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0};
-  v8d lane = {0, 0, 0, 0, 0, 0, 0, 0};
+  const v4d seven = {7.0, 7.0, 7.0, 7.0};
+  v4d lane[2] = {{0, 0, 0, 0}, {0, 0, 0, 0}};  // LaneSum's lanes 0-3 and 4-7
   for (int i = 1; i <= nx + 1; ++i) {
     if (i <= nx) {
       const double* c = u + i * plane + r + 1;  // cell (i,1,1)
       double* o = buf[i & 1];
       for (int j = 0; j < ny; ++j, c += r, o += NZ) {
-        for (int k = 0; k < NZ; k += 8) {
-          const v8d v = (at8(c - plane + k) + at8(c + k - r) + at8(c + k - 1) + at8(c + k) +
-                         at8(c + k + 1) + at8(c + k + r) + at8(c + plane + k)) /
+        for (int k = 0; k < NZ; k += 4) {
+          const v4d v = (at4(c - plane + k) + at4(c + k - r) + at4(c + k - 1) + at4(c + k) +
+                         at4(c + k + 1) + at4(c + k + r) + at4(c + plane + k)) /
                         seven;
-          at8(o + k) = v;
-          lane += v;
+          at4(o + k) = v;
+          lane[(k / 4) & 1] += v;
         }
       }
     }
@@ -70,10 +71,12 @@ double stencil7_fixed(Block& block, int var, std::span<double> scratch) {
       const double* o = buf[(i - 1) & 1];
       double* d = u + (i - 1) * plane + r + 1;
       for (int j = 0; j < ny; ++j, d += r, o += NZ)
-        for (int k = 0; k < NZ; k += 8) at8(d + k) = at8(o + k);
+        for (int k = 0; k < NZ; k += 4) at4(d + k) = at4(o + k);
     }
   }
-  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+  const v4d& lo = lane[0];
+  const v4d& hi = lane[1];
+  return ((lo[0] + lo[1]) + (lo[2] + lo[3])) + ((hi[0] + hi[1]) + (hi[2] + hi[3]));
 }
 #endif
 
