@@ -258,27 +258,23 @@ bool Simulation::balance_before_adapt(const octree::AdaptPlan& plan,
   if (!sfc::needs_balance(runtime_.comm().allgather(std::int64_t(plan.keys.size())),
                           config_.inbalance))
     return false;
-  // Each leaf weighs what it becomes, in eighths of a block: a leaf that stays 8, one that
-  // splits 8 children of 8, each of a family that merges 1. The cut of these weights is the cut
-  // the balance after the split would choose, and cutting before it means that every rank splits
-  // its share (no rank waits for the page faults of another's children) and that parents travel
-  // instead of their children.
+  // Cutting the adapted mesh before it exists means that every rank splits its share (no rank
+  // waits for the page faults of another's children), that parents travel instead of their
+  // children, and that the balance after the step finds the partition already cut. A new leaf
+  // weighs what the leaf it comes from weighs (a child its parent: the cost record is copied),
+  // a merged parent the mean of its children.
   const std::vector<std::int64_t> w = block_weights();
-  std::vector<std::int64_t> eighths(w.size());
-  for (const octree::Origin& o : plan.origin) {
-    switch (o.kind) {
-      case octree::Origin::kKept:
-        eighths[o.old_index] = 8 * w[o.old_index];
-        break;
-      case octree::Origin::kSplit:
-        eighths[o.old_index] += 8 * w[o.old_index];
-        break;
-      case octree::Origin::kMerged:
-        for (std::size_t c = 0; c < 8; ++c) eighths[o.old_index + c] = w[o.old_index + c];
-        break;
+  std::vector<std::int64_t> adapted(plan.keys.size());
+  for (std::size_t j = 0; j < plan.keys.size(); ++j) {
+    const octree::Origin& o = plan.origin[j];
+    if (o.kind != octree::Origin::kMerged) {
+      adapted[j] = w[o.old_index];
+      continue;
     }
+    for (std::size_t c = 0; c < 8; ++c) adapted[j] += w[o.old_index + c];
+    adapted[j] = std::max<std::int64_t>(1, adapted[j] / 8);
   }
-  const std::int64_t sent = runtime_.rebalance_for_adapt(domain_, eighths, marks);
+  const std::int64_t sent = runtime_.rebalance_for_adapt(domain_, plan, adapted, marks);
   const std::int64_t moved = runtime_.comm().sum(sent);
   stats_.blocks_moved_lb += moved;
   return moved > 0;

@@ -197,51 +197,49 @@ std::int64_t MeshRuntime::gather_families(Domain& domain) {
   return sent;
 }
 
-std::vector<int> MeshRuntime::balanced_targets(const Domain& domain,
-                                               std::span<const std::int64_t> weights,
-                                               std::span<const std::int8_t> marks) const {
-  const auto order = sfc::curve_order(domain.leaves, partition_.space());
+std::vector<int> MeshRuntime::balanced_targets(const octree::LeafSet& leaves,
+                                               std::span<const std::int64_t> weights) const {
+  const auto order = sfc::curve_order(leaves, partition_.space());
   std::vector<std::int64_t> along(order.size());
   std::int64_t local = 0;
   for (std::size_t p = 0; p < order.size(); ++p) local += along[p] = weights[order[p]];
   const auto [offset, total] = comm_.prefix_sum(local);
   auto cut = sfc::cut(along, offset, total, comm_.size());
-  auto family_start = family_starts(domain.leaves, order);
-  if (!marks.empty()) {
-    // A family with a leaf about to split is no family after it, so it may be cut, as the
-    // balance after the split would cut it. (Reading start[p] before rewriting it is enough:
-    // a family's first position keeps itself as its start.)
-    std::vector<char> splits(order.size(), 0);
-    for (std::size_t p = 0; p < order.size(); ++p)
-      if (marks[order[p]] == octree::kRefine) splits[family_start[p]] = 1;
-    for (std::size_t p = 0; p < order.size(); ++p)
-      if (splits[family_start[p]]) family_start[p] = p;
-  }
-  sfc::keep_families_together(cut, family_start);
+  sfc::keep_families_together(cut, family_starts(leaves, order));
   std::vector<int> targets(order.size());
   for (std::size_t p = 0; p < order.size(); ++p) targets[order[p]] = cut[p];
   return targets;
 }
 
+bool MeshRuntime::any_moves(std::span<const int> targets) const {
+  return comm_.any(
+      std::any_of(targets.begin(), targets.end(), [&](int t) { return t != comm_.rank(); }));
+}
+
 std::int64_t MeshRuntime::rebalance(Domain& domain, std::span<const std::int64_t> weights) {
   MINIAMR_TIMED(timers_, kLoadBalance);
-  const std::vector<int> targets = balanced_targets(domain, weights, {});
+  const std::vector<int> targets = balanced_targets(domain.leaves, weights);
   // A partition that is already the balanced one keeps its plans.
-  const bool moving =
-      std::any_of(targets.begin(), targets.end(), [&](int t) { return t != comm_.rank(); });
-  if (!comm_.any(moving)) return 0;
+  if (!any_moves(targets)) return 0;
   const std::int64_t sent = migrate(domain, targets, comm_);
   mesh_changed(domain);
   return sent;
 }
 
-std::int64_t MeshRuntime::rebalance_for_adapt(Domain& domain, std::span<const std::int64_t> weights,
+std::int64_t MeshRuntime::rebalance_for_adapt(Domain& domain, const octree::AdaptPlan& plan,
+                                              std::span<const std::int64_t> adapted_weights,
                                               std::vector<std::int8_t>& marks) {
   MINIAMR_TIMED(timers_, kLoadBalance);
-  const std::vector<int> targets = balanced_targets(domain, weights, marks);
-  const bool moving =
-      std::any_of(targets.begin(), targets.end(), [&](int t) { return t != comm_.rank(); });
-  if (!comm_.any(moving)) return 0;
+  // The cut that the balance after the adaptation would make of the adapted leaves (made here:
+  // merges and splits involve no other rank), carried back to the leaves they come from.
+  const std::vector<int> after = balanced_targets(octree::LeafSet(plan.keys), adapted_weights);
+  std::vector<int> targets(domain.leaves.size(), comm_.rank());
+  for (std::size_t j = 0; j < plan.keys.size(); ++j) {
+    const octree::Origin& o = plan.origin[j];
+    const std::size_t from = o.kind == octree::Origin::kMerged ? 8 : 1;
+    for (std::size_t c = 0; c < from; ++c) targets[o.old_index + c] = after[j];
+  }
+  if (!any_moves(targets)) return 0;
   // No mesh_changed: the adaptation that follows changes the mesh again and rebuilds then.
   return migrate(domain, targets, comm_, &marks);
 }

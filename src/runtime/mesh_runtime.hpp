@@ -66,7 +66,8 @@ class MeshRuntime : public Runtime {
   void mesh_changed(const Domain& domain) override;
   octree::MarkMailbox& mailbox() override { return mailbox_; }
   std::int64_t rebalance(Domain& domain, std::span<const std::int64_t> weights) override;
-  std::int64_t rebalance_for_adapt(Domain& domain, std::span<const std::int64_t> weights,
+  std::int64_t rebalance_for_adapt(Domain& domain, const octree::AdaptPlan& plan,
+                                   std::span<const std::int64_t> adapted_weights,
                                    std::vector<std::int8_t>& marks) override;
   std::int64_t gather_families(Domain& domain) override;
   std::vector<octree::Key> initial_roots(const octree::RootGrid& grid) const override;
@@ -82,10 +83,12 @@ class MeshRuntime : public Runtime {
   MeshRuntime(MPI_Comm parent, RuntimeOptions options);
   // The stage graph of the current mesh, for face-only (edges = false) or edge-reading stencils.
   const StageGraph& graph(const Domain& domain, bool edges);
-  // Each local leaf's rank in the cut of the curve into equal shares of `weights`, families
-  // that may coarsen kept whole (with `marks`: those that will still be families after them).
-  std::vector<int> balanced_targets(const Domain& domain, std::span<const std::int64_t> weights,
-                                    std::span<const std::int8_t> marks) const;
+  // Each of `leaves`' rank in the cut of the curve into equal shares of `weights` (collective),
+  // families that may coarsen kept whole.
+  std::vector<int> balanced_targets(const octree::LeafSet& leaves,
+                                    std::span<const std::int64_t> weights) const;
+  // Collective. Whether a target on any rank is not the block's holder.
+  bool any_moves(std::span<const int> targets) const;
   // Called at the end of mesh_changed, for the mapper's own plans.
   virtual void plans_changed(const Domain& domain) = 0;
   // Variables per cache chunk for stages like `first` (RuntimeOptions::chunk_vars). Collective:

@@ -52,11 +52,14 @@ class Runtime {
   // along the curve (families that may coarsen stay together); returns blocks sent from here.
   virtual std::int64_t rebalance(Domain& domain, std::span<const std::int64_t> weights) = 0;
 
-  // Collective. The balance of `rebalance` ahead of an adaptation: `weights` are what each
-  // leaf will become, `marks` (its refinement marks) travel with the blocks, a family with a
-  // leaf marked to split may be cut, and the plans are left for the adaptation to rebuild: the
-  // caller changes the mesh right after. Returns the blocks sent from here.
-  virtual std::int64_t rebalance_for_adapt(Domain& domain, std::span<const std::int64_t> weights,
+  // Collective. The balance of `rebalance` ahead of an adaptation: the cut the balance after
+  // `plan` (made from this rank's leaves and `marks`) would make of the adapted leaves, weighted
+  // by `adapted_weights` (one per leaf of plan.keys), applied to the leaves they come from.
+  // `marks` travel with the blocks; the plans are left for the adaptation to rebuild, so the
+  // caller makes the plan again from the new leaves and adapts right after. Returns the blocks
+  // sent from here.
+  virtual std::int64_t rebalance_for_adapt(Domain& domain, const octree::AdaptPlan& plan,
+                                           std::span<const std::int64_t> adapted_weights,
                                            std::vector<std::int8_t>& marks) = 0;
 
   // Collective. Moves the leading leaves of a family that starts on an earlier rank to that

@@ -1014,6 +1014,71 @@ TEST(Rebalance, MatchesTheGlobalCutWithFamiliesKeptTogether) {
   }
 }
 
+TEST(Rebalance, BeforeAdaptLeavesNothingForTheBalanceAfter) {
+  // Leaves marked at random (splits, merges of whole families, and some that stay), balanced for
+  // what they become, then adapted: the adapted mesh is the one the marks make, each rank's
+  // leaves carry their own marks, and the balance after the adaptation moves nothing.
+  const int P = world_size(), me = world_rank();
+  const RootGrid grid{{3, 2, 1}};
+  const BlockShape shape{2, 2, 2, 1};
+  for (const sfc::Curve curve : kCurves) {
+    const auto space = space_of(curve, grid);
+    runtime::StaticRuntime rt(MPI_COMM_WORLD, options(curve));
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+      const std::string what = curve_name(curve) + " seed " + std::to_string(seed);
+      const std::vector<Key> keys = random_mesh(grid, 2, 50, 800 + seed);
+      const auto before = cut_whole(keys, space, random_weights(keys.size(), 4, 900 + seed), P);
+      // A family merges when it is whole on one rank and its parent is drawn.
+      std::set<Key, octree::MortonLess> merging;
+      for (const Key& first : complete_families(keys)) {
+        bool whole = key_hash(octree::parent(first), 37 + seed) % 2 == 0;
+        for (int o = 0; o < 8; ++o)
+          whole = whole && before[index_of(keys, octree::sibling(first, o))] ==
+                               before[index_of(keys, first)];
+        if (whole)
+          for (int o = 0; o < 8; ++o) merging.insert(octree::sibling(first, o));
+      }
+      const auto mark_of = [&](const Key& k) -> std::int8_t {
+        if (merging.count(k)) return octree::kCoarsen;
+        return key_hash(k, 31 + seed) % 4 == 0 ? octree::kRefine : octree::kStay;
+      };
+      Domain d = make_domain(grid, shape, share(keys, before, me));
+      rt.mesh_changed(d);
+      std::vector<std::int8_t> marks;
+      for (const Key& k : d.leaves.keys()) marks.push_back(mark_of(k));
+      const octree::AdaptPlan plan = octree::plan_adapt(d.leaves, marks);
+      std::vector<Key> adapted_keys;
+      for (const auto& part : allgather_keys(plan.keys))
+        adapted_keys.insert(adapted_keys.end(), part.begin(), part.end());
+      std::sort(adapted_keys.begin(), adapted_keys.end(), octree::MortonLess{});
+
+      rt.rebalance_for_adapt(d, plan, std::vector<std::int64_t>(plan.keys.size(), 1), marks);
+      Problems p;
+      if (marks.size() != d.leaves.size()) p.add("marks do not match the leaves");
+      for (std::size_t i = 0; p.none() && i < d.leaves.size(); ++i)
+        if (marks[i] != mark_of(d.leaves[i]))
+          p.add(str(d.leaves[i]) + " arrived with another mark");
+      EXPECT_TRUE(all_ranks(p.none(), what + ": " + p.text())) << what;
+
+      const octree::AdaptPlan again = octree::plan_adapt(d.leaves, marks);
+      std::vector<Key> now;
+      for (const auto& part : allgather_keys(again.keys))
+        now.insert(now.end(), part.begin(), part.end());
+      std::sort(now.begin(), now.end(), octree::MortonLess{});
+      EXPECT_TRUE(now == adapted_keys) << what << ": the balance changed the adapted mesh";
+      EXPECT_EQ(partition_problems(allgather_keys(again.keys), adapted_keys, space), "") << what;
+
+      Domain after = make_domain(grid, shape, again.keys);
+      rt.mesh_changed(after);
+      const std::int64_t sent =
+          rt.rebalance(after, std::vector<std::int64_t>(after.leaves.size(), 1));
+      EXPECT_TRUE(all_ranks(sent == 0, what + ": the balance after the adaptation sent " +
+                                           std::to_string(sent) + " blocks"))
+          << what;
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 5. Halo exchange against a one-rank reference
 
