@@ -367,10 +367,13 @@ void Simulation::maybe_rebalance(bool report) {
   stats_.blocks_moved_lb += runtime_.comm().sum(sent);
   ++stats_.load_balances;
   stats_.max_blocks_rank = std::max(stats_.max_blocks_rank, std::int64_t(domain_.leaves.size()));
-  line("after", runtime_.comm().allgather(std::int64_t(domain_.leaves.size())));
+  if (report && verbose_run())
+    line("after", runtime_.comm().allgather(std::int64_t(domain_.leaves.size())));
 }
 
 void Simulation::print_comm_partners() const {
+  // Fifteen reductions per refinement step, only for these lines.
+  if (!verbose_run()) return;
   const runtime::CommPartners mine = runtime_.comm_partners();
   const std::array<double, 5> values{double(mine.axis[0]), double(mine.axis[1]),
                                      double(mine.axis[2]), double(mine.total), double(mine.unique)};

@@ -69,9 +69,12 @@ class Simulation {
   void check_sums(const std::vector<double>& sums);
   std::vector<std::int64_t> level_counts() const;
   void print_level_table(int ts, const std::vector<std::int64_t>& counts);
-  bool verbose_output() const {
-    return out_ != nullptr && (config_.report_perf & 8) && config_.verbosity == Verbosity::kVerbose;
+  // The same on every rank: whether the verbose lines are made (collectives included).
+  bool verbose_run() const {
+    return (config_.report_perf & 8) && config_.verbosity == Verbosity::kVerbose;
   }
+  // Whether this rank prints them.
+  bool verbose_output() const { return out_ != nullptr && verbose_run(); }
   // The plot of timestep `ts`, reached at simulated time `time`, in --plot_format.
   void write_plot(int ts, double time);
   void write_text_plot(int ts) const;

@@ -100,11 +100,11 @@ std::vector<std::vector<std::int64_t>> Communicator::gather(
 }
 
 Spread spread(const Communicator& comm, double local) {
-  double v[3] = {-local, local, local};  // max of -x is -min: one reduction for min and max
-  MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_DOUBLE, MPI_MAX, comm.get());
-  MPI_Allreduce(MPI_IN_PLACE, v + 1, 1, MPI_DOUBLE, MPI_SUM, comm.get());
-  MPI_Allreduce(MPI_IN_PLACE, v + 2, 1, MPI_DOUBLE, MPI_MAX, comm.get());
-  return {-v[0], v[1] / comm.size(), v[2]};
+  double extremes[2] = {-local, local};  // max of -x is -min: one reduction for min and max
+  double sum = local;
+  MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_DOUBLE, MPI_MAX, comm.get());
+  MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, comm.get());
+  return {-extremes[0], sum / comm.size(), extremes[1]};
 }
 
 }  // namespace miniamr::runtime
