@@ -88,8 +88,7 @@ BENCHMARK(BM_Stencil<27>)
     ->ArgNames({"nx", "vars", "isa"})
     ->ArgsProduct({{8, 16, 32}, {1, 40}, kIsas});
 
-// ---- ghost fills of one face, 1 or 40 variables per call
-// ----------------------------------------------------
+// ---- ghost fills of one face, 1 or 40 variables per call ---------------------------------
 
 enum Fill { kSame, kCoarseToFine, kFineToCoarse, kBoundary, kPackUnpack };
 
@@ -139,7 +138,7 @@ void BM_GhostFill(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * fill_traffic(kind, f) * 8);
 }
 // Faces +x, +y, +z: the ghost plane is contiguous on x, strided rows on y, single cells on z.
-// One variable per call is what the static runtime's default --chunk_vars 1 makes.
+// One variable per call is what the runtimes make with one-variable cache chunks (--chunk_vars).
 #define MINIAMR_GHOST_BENCH(kind, name)         \
   BENCHMARK(BM_GhostFill<kind>)                 \
       ->Name(name)                              \

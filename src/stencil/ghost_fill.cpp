@@ -108,20 +108,23 @@ struct FineToCoarse {
 };
 
 // Same-level faces across x and y: the in-plane axis c is z, contiguous, so each row is one
-// block copy (the generic loops below cannot know the stride is 1). Calls
-// copy(k, row, width) for each row: its first double in a packed face, its offset from the
-// start of a layer, and its length, a compile-time constant for the usual block sizes: a copy
-// of a size known at compile time is inlined, a libc call per short row is not.
-template <class RowCopy>
-std::size_t for_each_row(const Copy& r, RowCopy&& copy) {
-  const auto n = std::size_t(r.c_hi() - r.c_lo() + 1);
+// block copy (the generic loops below cannot know the stride is 1). Copies the face's rows of
+// one variable from `from` to `to`, each side either a layer of a block (`from` at the sender's
+// layer, `to` at the receiver's ghost layer; rows at their block offsets) or a packed face (rows
+// one after the other); returns the doubles of the packed face. Rows are short (nz doubles): a
+// copy of a size known at compile time is inlined, a libc call per row is not.
+template <bool kFromPacked, bool kToPacked>
+std::size_t copy_rows(const Copy& r, const double* from, double* to) {
   const auto rows = [&](auto width) {
     std::size_t k = 0;
-    for (int ib = r.b_lo(); ib <= r.b_hi(); ++ib, k += width)
-      copy(k, std::size_t(ib) * r.g.sb + std::size_t(r.c_lo()), width);
+    for (int ib = r.b_lo(); ib <= r.b_hi(); ++ib, k += width) {
+      const std::size_t row = std::size_t(ib) * r.g.sb + std::size_t(r.c_lo());
+      std::memcpy(to + (kToPacked ? k : row), from + (kFromPacked ? k : row),
+                  width * sizeof(double));
+    }
     return k;
   };
-  switch (n) {
+  switch (const auto n = std::size_t(r.c_hi() - r.c_lo() + 1)) {
     case 8:
       return rows(std::integral_constant<std::size_t, 8>{});
     case 16:
@@ -131,17 +134,12 @@ std::size_t for_each_row(const Copy& r, RowCopy&& copy) {
   }
 }
 
-void copy_rows(const Copy& r, const double* s, double* d) {
-  for_each_row(r, [&](std::size_t, std::size_t row, auto width) {
-    std::memcpy(d + r.g.ghost + row, s + r.src_layer + row, width * sizeof(double));
-  });
-}
-
 template <class Rule>
 void direct(const Rule& r, const Block& src, Block& dst, VarRange vars) {
   if constexpr (std::is_same_v<Rule, Copy>) {
     if (r.g.sc == 1) {
-      for (int v = vars.v0; v < vars.v1; ++v) copy_rows(r, src.var(v).data(), dst.var(v).data());
+      for (int v = vars.v0; v < vars.v1; ++v)
+        copy_rows<false, false>(r, src.var(v).data() + r.src_layer, dst.var(v).data() + r.g.ghost);
       return;
     }
   }
@@ -158,13 +156,8 @@ std::size_t pack_rule(const Rule& r, const Block& src, VarRange vars, std::span<
   std::size_t n = 0;
   if constexpr (std::is_same_v<Rule, Copy>) {
     if (r.g.sc == 1) {
-      for (int v = vars.v0; v < vars.v1; ++v) {
-        const double* from = src.var(v).data() + r.src_layer;
-        double* to = out.data() + n;
-        n += for_each_row(r, [&](std::size_t k, std::size_t row, auto width) {
-          std::memcpy(to + k, from + row, width * sizeof(double));
-        });
-      }
+      for (int v = vars.v0; v < vars.v1; ++v)
+        n += copy_rows<false, true>(r, src.var(v).data() + r.src_layer, out.data() + n);
       return n;
     }
   }
@@ -181,13 +174,8 @@ std::size_t unpack_rule(const Rule& r, Block& dst, VarRange vars, std::span<cons
   std::size_t n = 0;
   if constexpr (std::is_same_v<Rule, Copy>) {
     if (r.g.sc == 1) {
-      for (int v = vars.v0; v < vars.v1; ++v) {
-        const double* from = in.data() + n;
-        double* to = dst.var(v).data() + r.g.ghost;
-        n += for_each_row(r, [&](std::size_t k, std::size_t row, auto width) {
-          std::memcpy(to + row, from + k, width * sizeof(double));
-        });
-      }
+      for (int v = vars.v0; v < vars.v1; ++v)
+        n += copy_rows<true, false>(r, in.data() + n, dst.var(v).data() + r.g.ghost);
       return n;
     }
   }
@@ -258,7 +246,7 @@ void fill_boundary(Block& block, int face, VarRange vars, bool with_edges) {
   for (int v = vars.v0; v < vars.v1; ++v) {
     double* d = block.var(v).data();
     if (g.sc == 1) {
-      copy_rows(rule, d, d);  // ghost and interior layers are distinct rows
+      copy_rows<false, false>(rule, d + rule.src_layer, d + g.ghost);  // distinct rows
       continue;
     }
     for (int ib = rule.b_lo(); ib <= rule.b_hi(); ++ib)

@@ -7,8 +7,10 @@ namespace miniamr::stencil {
 
 namespace {
 
-// Zeroes b's ghost layer and the padding after each variable. Splitting and coarsening then
-// write every interior cell, so clearing the whole block first would only add a pass over it.
+// Zeroes b's ghost layer and the padding after each variable. Coarsening then writes every
+// interior cell, so clearing the whole block first would only add a pass over it. (Splitting
+// writes each child in memory order, zeros included; coarsening that way, reading the eight
+// children in turn, measured slower.)
 void clear_ghosts(Block& b) {
   const BlockShape& s = b.shape();
   for (int v = 0; v < s.num_vars; ++v) {
