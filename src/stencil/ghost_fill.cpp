@@ -52,9 +52,26 @@ FaceGeom face_geom(const BlockShape& s, int face, bool with_edges) {
   return g;
 }
 
+// The same geometry for a face of an N^3 block without edges, every member a constant: the
+// loops below then unroll into straight copies with fixed offsets (a z face is 64 scalar moves
+// for N = 8), where the run-time geometry spends as much on index arithmetic as on the copy.
+template <int N, int Face>
+struct FixedGeom {
+  static constexpr std::size_t row = N + 2, plane = row * row;
+  static constexpr int a = Face / 2, b = a == 0 ? 1 : 0, c = a == 2 ? 1 : 2;
+  static constexpr std::size_t stride(int axis) { return axis == 0 ? plane : axis == 1 ? row : 1; }
+  static constexpr bool upper = (Face & 1) != 0;
+  static constexpr std::size_t sb = stride(b), sc = stride(c);
+  static constexpr std::size_t ghost = std::size_t(upper ? N + 1 : 0) * stride(a);
+  static constexpr std::size_t sender = std::size_t(upper ? 1 : N) * stride(a);
+  static constexpr std::size_t inner = std::size_t(upper ? N : 1) * stride(a);
+  static constexpr int nb = N, nc = N, b_lo = 1, b_hi = N, c_lo = 1, c_hi = N;
+};
+
 // Same level and boundary: one value per ghost cell, a plain copy.
+template <class Geom>
 struct Copy {
-  const FaceGeom& g;
+  Geom g;
   std::size_t src_layer;
   int b_lo() const { return g.b_lo; }
   int b_hi() const { return g.b_hi; }
@@ -69,8 +86,9 @@ struct Copy {
 };
 
 // Coarse sender, fine receiver: the sender's quadrant cells / 4, each spread over 2x2 ghosts.
+template <class Geom>
 struct CoarseToFine {
-  const FaceGeom& g;
+  Geom g;
   std::size_t qb, qc;  // first coarse cell of the quadrant, minus one
   int b_lo() const { return 1; }
   int b_hi() const { return g.nb / 2; }
@@ -90,8 +108,9 @@ struct CoarseToFine {
 
 // Fine sender, coarse receiver: sum of 2x2 sender face cells (second in-plane index fastest)
 // into one ghost of the quadrant the sender covers.
+template <class Geom>
 struct FineToCoarse {
-  const FaceGeom& g;
+  Geom g;
   std::size_t qb, qc;
   int b_lo() const { return 1; }
   int b_hi() const { return g.nb / 2; }
@@ -113,8 +132,8 @@ struct FineToCoarse {
 // layer, `to` at the receiver's ghost layer; rows at their block offsets) or a packed face (rows
 // one after the other); returns the doubles of the packed face. Rows are short (nz doubles): a
 // copy of a size known at compile time is inlined, a libc call per row is not.
-template <bool kFromPacked, bool kToPacked>
-std::size_t copy_rows(const Copy& r, const double* from, double* to) {
+template <bool kFromPacked, bool kToPacked, class Geom>
+std::size_t copy_rows(const Copy<Geom>& r, const double* from, double* to) {
   const auto rows = [&](auto width) {
     std::size_t k = 0;
     for (int ib = r.b_lo(); ib <= r.b_hi(); ++ib, k += width) {
@@ -135,8 +154,13 @@ std::size_t copy_rows(const Copy& r, const double* from, double* to) {
 }
 
 template <class Rule>
+constexpr bool is_copy = false;
+template <class Geom>
+constexpr bool is_copy<Copy<Geom>> = true;
+
+template <class Rule>
 void direct(const Rule& r, const Block& src, Block& dst, VarRange vars) {
-  if constexpr (std::is_same_v<Rule, Copy>) {
+  if constexpr (is_copy<Rule>) {
     if (r.g.sc == 1) {
       for (int v = vars.v0; v < vars.v1; ++v)
         copy_rows<false, false>(r, src.var(v).data() + r.src_layer, dst.var(v).data() + r.g.ghost);
@@ -154,7 +178,7 @@ void direct(const Rule& r, const Block& src, Block& dst, VarRange vars) {
 template <class Rule>
 std::size_t pack_rule(const Rule& r, const Block& src, VarRange vars, std::span<double> out) {
   std::size_t n = 0;
-  if constexpr (std::is_same_v<Rule, Copy>) {
+  if constexpr (is_copy<Rule>) {
     if (r.g.sc == 1) {
       for (int v = vars.v0; v < vars.v1; ++v)
         n += copy_rows<false, true>(r, src.var(v).data() + r.src_layer, out.data() + n);
@@ -172,7 +196,7 @@ std::size_t pack_rule(const Rule& r, const Block& src, VarRange vars, std::span<
 template <class Rule>
 std::size_t unpack_rule(const Rule& r, Block& dst, VarRange vars, std::span<const double> in) {
   std::size_t n = 0;
-  if constexpr (std::is_same_v<Rule, Copy>) {
+  if constexpr (is_copy<Rule>) {
     if (r.g.sc == 1) {
       for (int v = vars.v0; v < vars.v1; ++v)
         n += copy_rows<true, false>(r, in.data() + n, dst.var(v).data() + r.g.ghost);
@@ -187,22 +211,56 @@ std::size_t unpack_rule(const Rule& r, Block& dst, VarRange vars, std::span<cons
   return n;
 }
 
-// Runs `op` with the rule object of the link's relation.
-template <class Op>
-auto with_rule(const BlockShape& s, const FaceLink& link, bool with_edges, Op&& op) {
-  const FaceGeom g = face_geom(s, link.face, with_edges);
+// Runs `op` with the rule object of the link's relation on face geometry `g`.
+template <class Geom, class Op>
+auto with_relation(const Geom& g, const FaceLink& link, Op&& op) {
   assert(link.relation == GhostRelation::kSameLevel || (g.nb % 2 == 0 && g.nc % 2 == 0));
   const std::size_t qb = std::size_t(link.quadrant.q1 * (g.nb / 2));
   const std::size_t qc = std::size_t(link.quadrant.q2 * (g.nc / 2));
   switch (link.relation) {
     case GhostRelation::kCoarseToFine:
-      return op(CoarseToFine{g, qb, qc});
+      return op(CoarseToFine<Geom>{g, qb, qc});
     case GhostRelation::kFineToCoarse:
-      return op(FineToCoarse{g, qb, qc});
+      return op(FineToCoarse<Geom>{g, qb, qc});
     case GhostRelation::kSameLevel:
     default:
-      return op(Copy{g, g.sender});
+      return op(Copy<Geom>{g, g.sender});
   }
+}
+
+// Runs `op` with the geometry of `face`: a FixedGeom for faces of 8^3 and 16^3 blocks without
+// edges (the 7-point stencils' fills), the run-time FaceGeom otherwise.
+template <int N, class Op>
+auto with_fixed_geom(int face, Op&& op) {
+  switch (face) {
+    case 0:
+      return op(FixedGeom<N, 0>{});
+    case 1:
+      return op(FixedGeom<N, 1>{});
+    case 2:
+      return op(FixedGeom<N, 2>{});
+    case 3:
+      return op(FixedGeom<N, 3>{});
+    case 4:
+      return op(FixedGeom<N, 4>{});
+    default:
+      return op(FixedGeom<N, 5>{});
+  }
+}
+
+template <class Op>
+auto with_geom(const BlockShape& s, int face, bool with_edges, Op&& op) {
+  if (!with_edges && s.nx == s.ny && s.ny == s.nz) {
+    if (s.nx == 8) return with_fixed_geom<8>(face, op);
+    if (s.nx == 16) return with_fixed_geom<16>(face, op);
+  }
+  return op(face_geom(s, face, with_edges));
+}
+
+template <class Op>
+auto with_rule(const BlockShape& s, const FaceLink& link, bool with_edges, Op&& op) {
+  return with_geom(s, link.face, with_edges,
+                   [&](const auto& g) { return with_relation(g, link, op); });
 }
 
 }  // namespace
@@ -241,18 +299,19 @@ std::size_t unpack(Block& dst, const FaceLink& link, VarRange vars, bool with_ed
 }
 
 void fill_boundary(Block& block, int face, VarRange vars, bool with_edges) {
-  const FaceGeom g = face_geom(block.shape(), face, with_edges);
-  const Copy rule{g, g.inner};
-  for (int v = vars.v0; v < vars.v1; ++v) {
-    double* d = block.var(v).data();
-    if (g.sc == 1) {
-      copy_rows<false, false>(rule, d + rule.src_layer, d + g.ghost);  // distinct rows
-      continue;
+  with_geom(block.shape(), face, with_edges, [&](const auto& g) {
+    const Copy<std::decay_t<decltype(g)>> rule{g, g.inner};
+    for (int v = vars.v0; v < vars.v1; ++v) {
+      double* d = block.var(v).data();
+      if (g.sc == 1) {
+        copy_rows<false, false>(rule, d + rule.src_layer, d + g.ghost);  // distinct rows
+        continue;
+      }
+      for (int ib = rule.b_lo(); ib <= rule.b_hi(); ++ib)
+        for (int ic = rule.c_lo(); ic <= rule.c_hi(); ++ic)
+          rule.store(d, ib, ic, rule.load(d, ib, ic));
     }
-    for (int ib = rule.b_lo(); ib <= rule.b_hi(); ++ib)
-      for (int ic = rule.c_lo(); ic <= rule.c_hi(); ++ic)
-        rule.store(d, ib, ic, rule.load(d, ib, ic));
-  }
+  });
 }
 
 // The instruction-set variants (kernel_set.hpp).

@@ -8,6 +8,8 @@
 #include <array>
 #include <cstring>
 #include <random>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "stencil/block.hpp"
@@ -21,31 +23,43 @@ constexpr double kSentinel = -7.0;
 
 // Non-cubic on purpose: swapping two axes anywhere shows up as a wrong value or a crash.
 const BlockShape kShape{4, 2, 6, 3};
-const Vec kN{kShape.nx, kShape.ny, kShape.nz};
+const Vec kOddN{kShape.nx, kShape.ny, kShape.nz};
+// The geometric checks also run on the cubes whose faces have fixed-size fill loops.
+const BlockShape kShapes[] = {kShape, {8, 8, 8, 3}, {16, 16, 16, 3}};
+
+Vec dims(const BlockShape& s) {
+  return {s.nx, s.ny, s.nz};
+}
 
 // The coded field of one level: exact integers, so /4 and 4-term sums are exact.
 double field(int level, int v, Vec g) {
-  return level * 1e7 + v * 1e6 + (g[0] + 8) * 1e4 + (g[1] + 8) * 1e2 + (g[2] + 8);
+  return level * 1e10 + v * 1e9 + (g[0] + 8) * 1e6 + (g[1] + 8) * 1e3 + (g[2] + 8);
 }
 
-// A block at block coordinates `bc` of `level`: interior = field, ghosts = sentinel.
-Block make_block(int level, Vec bc) {
-  Block b(kShape);
-  std::fill_n(b.data(), kShape.doubles(), kSentinel);
-  for (int v = 0; v < kShape.num_vars; ++v)
+// A block of shape `s` at block coordinates `bc` of `level`: interior = field, ghosts = sentinel.
+Block make_block(const BlockShape& s, int level, Vec bc) {
+  const Vec kN = dims(s);
+  Block b(s);
+  std::fill_n(b.data(), s.doubles(), kSentinel);
+  for (int v = 0; v < s.num_vars; ++v)
     for (int i = 1; i <= kN[0]; ++i)
       for (int j = 1; j <= kN[1]; ++j)
         for (int k = 1; k <= kN[2]; ++k)
-          b.var(v)[kShape.at(i, j, k)] = field(
+          b.var(v)[s.at(i, j, k)] = field(
               level, v, {bc[0] * kN[0] + i - 1, bc[1] * kN[1] + j - 1, bc[2] * kN[2] + k - 1});
   return b;
 }
 
-double& cell(Block& b, int v, Vec l) {
-  return b.var(v)[kShape.at(l[0], l[1], l[2])];
+Block make_block(int level, Vec bc) {
+  return make_block(kShape, level, bc);
 }
 
-Vec global_of(Vec bc, Vec local) {
+double& cell(Block& b, int v, Vec l) {
+  return b.var(v)[b.shape().at(l[0], l[1], l[2])];
+}
+
+Vec global_of(const BlockShape& s, Vec bc, Vec local) {
+  const Vec kN = dims(s);
   return {bc[0] * kN[0] + local[0] - 1, bc[1] * kN[1] + local[1] - 1, bc[2] * kN[2] + local[2] - 1};
 }
 
@@ -56,8 +70,13 @@ std::array<int, 2> in_plane(int a) {
   return {0, 1};
 }
 
-// Face ghost cells (in-plane interior only) of face f, as local indices.
-std::vector<Vec> face_ghosts(int f) {
+Vec global_of(Vec bc, Vec local) {
+  return global_of(kShape, bc, local);
+}
+
+// Face ghost cells (in-plane interior only) of face f of a block of shape `s`, as local indices.
+std::vector<Vec> face_ghosts(const BlockShape& s, int f) {
+  const Vec kN = dims(s);
   const int a = f / 2;
   const auto [b, c] = in_plane(a);
   std::vector<Vec> out;
@@ -74,10 +93,11 @@ std::vector<Vec> face_ghosts(int f) {
 
 // Every cell of dst other than `written` must be unchanged from `before`.
 void expect_only(const Block& before, const Block& after, const std::vector<Vec>& written) {
-  Block mask(kShape);  // 1 where written
+  const BlockShape& s = before.shape();
+  Block mask(s);  // 1 where written
   for (const Vec& l : written)
-    for (int v = 0; v < kShape.num_vars; ++v) mask.var(v)[kShape.at(l[0], l[1], l[2])] = 1;
-  for (std::size_t n = 0; n < kShape.doubles(); ++n)
+    for (int v = 0; v < s.num_vars; ++v) mask.var(v)[s.at(l[0], l[1], l[2])] = 1;
+  for (std::size_t n = 0; n < s.doubles(); ++n)
     if (mask.data()[n] == 0) {
       ASSERT_EQ(before.data()[n], after.data()[n]) << "cell " << n;
     }
@@ -86,15 +106,16 @@ void expect_only(const Block& before, const Block& after, const std::vector<Vec>
 // Fills dst via direct, and via pack + unpack; checks both agree bitwise and returns direct's.
 Block fill_both_ways(const Block& dst0, const Block& src, const FaceLink& link, VarRange vars,
                      bool edges) {
+  const BlockShape& s = dst0.shape();
   Block direct = dst0;
   fill_direct(direct, src, link, vars, edges);
   Block packed = dst0;
-  const std::size_t n = packed_size(kShape, link.relation, link.face / 2, vars.count(), edges);
+  const std::size_t n = packed_size(s, link.relation, link.face / 2, vars.count(), edges);
   std::vector<double> buf(n + 3, 12345.0);
   EXPECT_EQ(pack(src, link, vars, edges, buf), n);
   EXPECT_EQ(buf[n], 12345.0);  // nothing written past the end
   EXPECT_EQ(unpack(packed, link, vars, edges, buf), n);
-  EXPECT_EQ(std::memcmp(direct.data(), packed.data(), kShape.doubles() * sizeof(double)), 0);
+  EXPECT_EQ(std::memcmp(direct.data(), packed.data(), s.doubles() * sizeof(double)), 0);
   return direct;
 }
 
@@ -103,6 +124,16 @@ Vec unit(int f) {
   d[f / 2] = (f & 1) ? 1 : -1;
   return d;
 }
+
+class StencilGhostShapes : public ::testing::TestWithParam<BlockShape> {};
+
+std::string shape_name(const ::testing::TestParamInfo<BlockShape>& p) {
+  std::ostringstream name;
+  name << 'n' << p.param.nx << 'x' << p.param.ny << 'x' << p.param.nz;
+  return name.str();
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, StencilGhostShapes, ::testing::ValuesIn(kShapes), shape_name);
 
 TEST(StencilGhost, PackedSizes) {
   const BlockShape s{4, 4, 4, 1};
@@ -120,29 +151,32 @@ TEST(StencilGhost, PackedSizes) {
   EXPECT_EQ(packed_size(kShape, R::kFineToCoarse, 1, 2, false), 2u * 2 * 3);
 }
 
-TEST(StencilGhost, SameLevelEveryFace) {
+TEST_P(StencilGhostShapes, SameLevelEveryFace) {
+  const BlockShape& s = GetParam();
   const Vec dc{1, 1, 1};
   for (int f = 0; f < 6; ++f) {
     const Vec d = unit(f);
-    const Block src = make_block(0, {dc[0] + d[0], dc[1] + d[1], dc[2] + d[2]});
-    const Block dst0 = make_block(0, dc);
+    const Block src = make_block(s, 0, {dc[0] + d[0], dc[1] + d[1], dc[2] + d[2]});
+    const Block dst0 = make_block(s, 0, dc);
     const VarRange vars{1, 3};
     const Block dst = fill_both_ways(dst0, src, {GhostRelation::kSameLevel, f, {}}, vars, false);
-    const auto ghosts = face_ghosts(f);
+    const auto ghosts = face_ghosts(s, f);
     Block got = dst;
     for (const Vec& l : ghosts)
       for (int v = 0; v < 3; ++v)
-        EXPECT_EQ(cell(got, v, l), v < 1 ? kSentinel : field(0, v, global_of(dc, l))) << f;
+        EXPECT_EQ(cell(got, v, l), v < 1 ? kSentinel : field(0, v, global_of(s, dc, l))) << f;
     expect_only(dst0, dst, ghosts);
   }
 }
 
-TEST(StencilGhost, BoundaryEveryFace) {
+TEST_P(StencilGhostShapes, BoundaryEveryFace) {
+  const BlockShape& s = GetParam();
+  const Vec kN = dims(s);
   for (int f = 0; f < 6; ++f) {
-    const Block b0 = make_block(0, {0, 0, 0});
+    const Block b0 = make_block(s, 0, {0, 0, 0});
     Block b = b0;
     fill_boundary(b, f, {0, 2}, false);
-    const auto ghosts = face_ghosts(f);
+    const auto ghosts = face_ghosts(s, f);
     for (const Vec& l : ghosts) {
       Vec in = l;
       in[f / 2] = std::clamp(in[f / 2], 1, kN[f / 2]);
@@ -168,23 +202,25 @@ int opposite(int f) {
   return f ^ 1;
 }
 
-TEST(StencilGhost, CoarseToFineEveryFaceAndQuadrant) {
+TEST_P(StencilGhostShapes, CoarseToFineEveryFaceAndQuadrant) {
+  const BlockShape& s = GetParam();
+  const Vec kN = dims(s);
   const Vec cb{2, 2, 2};
   for (int cf = 0; cf < 6; ++cf)  // the coarse block's face toward the fine block
     for (int q = 0; q < 4; ++q) {
       const Quadrant quad{q & 1, q >> 1};
       const Vec fb = fine_across(cb, cf, quad);
       const int f = opposite(cf);  // the fine receiver's ghost face
-      const Block coarse = make_block(0, cb);
-      const Block fine0 = make_block(1, fb);
+      const Block coarse = make_block(s, 0, cb);
+      const Block fine0 = make_block(s, 1, fb);
       const Block fine =
           fill_both_ways(fine0, coarse, {GhostRelation::kCoarseToFine, f, quad}, {0, 3}, false);
       Block got = fine;
       Block cc = coarse;
-      const auto ghosts = face_ghosts(f);
+      const auto ghosts = face_ghosts(s, f);
       for (const Vec& l : ghosts) {
-        const Vec g = global_of(fb, l);  // fine-level global cell of the ghost
-        Vec cl{};                        // coarse local cell covering it
+        const Vec g = global_of(s, fb, l);  // fine-level global cell of the ghost
+        Vec cl{};                           // coarse local cell covering it
         for (int d = 0; d < 3; ++d) cl[d] = g[d] / 2 - cb[d] * kN[d] + 1;
         for (int d = 0; d < 3; ++d) ASSERT_TRUE(cl[d] >= 1 && cl[d] <= kN[d]);
         for (int v = 0; v < 3; ++v)
@@ -194,18 +230,20 @@ TEST(StencilGhost, CoarseToFineEveryFaceAndQuadrant) {
       // with_edges must not change a level-change fill
       Block e = fine0;
       fill_direct(e, coarse, {GhostRelation::kCoarseToFine, f, quad}, {0, 3}, true);
-      EXPECT_EQ(std::memcmp(e.data(), fine.data(), kShape.doubles() * sizeof(double)), 0);
+      EXPECT_EQ(std::memcmp(e.data(), fine.data(), s.doubles() * sizeof(double)), 0);
     }
 }
 
-TEST(StencilGhost, FineToCoarseEveryFaceAndQuadrant) {
+TEST_P(StencilGhostShapes, FineToCoarseEveryFaceAndQuadrant) {
+  const BlockShape& s = GetParam();
+  const Vec kN = dims(s);
   const Vec cb{2, 2, 2};
   for (int f = 0; f < 6; ++f)  // the coarse receiver's ghost face
     for (int q = 0; q < 4; ++q) {
       const Quadrant quad{q & 1, q >> 1};
       const Vec fb = fine_across(cb, f, quad);
-      const Block fine = make_block(1, fb);
-      const Block coarse0 = make_block(0, cb);
+      const Block fine = make_block(s, 1, fb);
+      const Block coarse0 = make_block(s, 0, cb);
       const Block coarse =
           fill_both_ways(coarse0, fine, {GhostRelation::kFineToCoarse, f, quad}, {0, 3}, false);
       Block got = coarse;
@@ -213,8 +251,8 @@ TEST(StencilGhost, FineToCoarseEveryFaceAndQuadrant) {
       const int a = f / 2;
       const auto [b, c] = in_plane(a);
       std::vector<Vec> written;
-      for (const Vec& l : face_ghosts(f)) {
-        const Vec g = global_of(cb, l);
+      for (const Vec& l : face_ghosts(s, f)) {
+        const Vec g = global_of(s, cb, l);
         // Is this ghost in the fine block's quadrant?
         if (g[b] / (kN[b] / 2) % 2 != quad.q1 || g[c] / (kN[c] / 2) % 2 != quad.q2) continue;
         written.push_back(l);
@@ -234,7 +272,7 @@ TEST(StencilGhost, FineToCoarseEveryFaceAndQuadrant) {
           ASSERT_EQ(cell(got, v, l), want) << f << " q" << q;
         }
       }
-      EXPECT_EQ(written.size(), face_ghosts(f).size() / 4);
+      EXPECT_EQ(written.size(), face_ghosts(s, f).size() / 4);
       expect_only(coarse0, coarse, written);
     }
 }
@@ -321,15 +359,15 @@ TEST(StencilGhost, EdgesAndCornersFillInSequence) {
       run_phases(blocks, edges, packed);
       for (int n = 0; n < 8; ++n) {
         const Vec bc{n & 1, n >> 1 & 1, n >> 2 & 1};
-        for (int i = 0; i <= kN[0] + 1; ++i)
-          for (int j = 0; j <= kN[1] + 1; ++j)
-            for (int k = 0; k <= kN[2] + 1; ++k) {
+        for (int i = 0; i <= kOddN[0] + 1; ++i)
+          for (int j = 0; j <= kOddN[1] + 1; ++j)
+            for (int k = 0; k <= kOddN[2] + 1; ++k) {
               const Vec l{i, j, k};
               int ghost_axes = 0;
               Vec g = global_of(bc, l);
               for (int d = 0; d < 3; ++d) {
-                if (l[d] == 0 || l[d] == kN[d] + 1) ++ghost_axes;
-                g[d] = std::clamp(g[d], 0, 2 * kN[d] - 1);  // reflect at the domain boundary
+                if (l[d] == 0 || l[d] == kOddN[d] + 1) ++ghost_axes;
+                g[d] = std::clamp(g[d], 0, 2 * kOddN[d] - 1);  // reflect at the domain boundary
               }
               for (int v = 0; v < kShape.num_vars; ++v) {
                 const double want = (ghost_axes <= 1 || edges) ? field(0, v, g) : 0.0;
@@ -342,12 +380,13 @@ TEST(StencilGhost, EdgesAndCornersFillInSequence) {
 }
 
 // Random data, every relation, face, quadrant and edge flag: direct == pack + unpack bitwise.
-TEST(StencilGhost, DirectEqualsPackUnpackRandom) {
+TEST_P(StencilGhostShapes, DirectEqualsPackUnpackRandom) {
+  const BlockShape& s = GetParam();
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   auto random_block = [&] {
-    Block b(kShape);
-    for (std::size_t n = 0; n < kShape.doubles(); ++n) b.data()[n] = u(rng) * 1e3;
+    Block b(s);
+    for (std::size_t n = 0; n < s.doubles(); ++n) b.data()[n] = u(rng) * 1e3;
     return b;
   };
   for (const GhostRelation r :
