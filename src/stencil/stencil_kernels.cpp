@@ -57,13 +57,27 @@ double stencil7_fixed(Block& block, int var, std::span<double> scratch) {
     if (i <= nx) {
       const double* c = u + i * plane + r + 1;  // cell (i,1,1)
       double* o = buf[i & 1];
+      // Rows j-1, j and j+1 of the plane stay in registers from one row to the next: each row
+      // is loaded once as a neighbour row, not three times.
+      constexpr int kV = NZ / 4;
+      v4d below[kV], here[kV], above[kV];
+      for (int q = 0; q < kV; ++q) {
+        below[q] = at4(c - r + 4 * q);
+        here[q] = at4(c + 4 * q);
+      }
       for (int j = 0; j < ny; ++j, c += r, o += NZ) {
-        for (int k = 0; k < NZ; k += 4) {
-          const v4d v = (at4(c - plane + k) + at4(c + k - r) + at4(c + k - 1) + at4(c + k) +
-                         at4(c + k + 1) + at4(c + k + r) + at4(c + plane + k)) /
+        for (int q = 0; q < kV; ++q) above[q] = at4(c + r + 4 * q);
+        for (int q = 0; q < kV; ++q) {
+          const int k = 4 * q;
+          const v4d v = (at4(c - plane + k) + below[q] + at4(c + k - 1) + here[q] + at4(c + k + 1) +
+                         above[q] + at4(c + plane + k)) /
                         seven;
           at4(o + k) = v;
-          lane[(k / 4) & 1] += v;
+          lane[q & 1] += v;
+        }
+        for (int q = 0; q < kV; ++q) {
+          below[q] = here[q];
+          here[q] = above[q];
         }
       }
     }
