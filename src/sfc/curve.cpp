@@ -7,12 +7,28 @@ namespace miniamr::sfc {
 
 namespace {
 
-// Interleaves three b-bit words, the first most significant at each bit.
+// Moves bit i of the low 21 bits of v to bit 3i ("magic bits": five shift-and-mask steps).
+std::uint64_t spread3(std::uint64_t v) {
+  v &= 0x1fffff;
+  v = (v | v << 32) & 0x1f00000000ffffULL;
+  v = (v | v << 16) & 0x1f0000ff0000ffULL;
+  v = (v | v << 8) & 0x100f00f00f00f00fULL;
+  v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
+  v = (v | v << 2) & 0x1249249249249249ULL;
+  return v;
+}
+
+// Bit i of a 32-bit word to bit 3i of a position.
+Position spread3(std::uint32_t w) {
+  return Position(spread3(std::uint64_t(w))) | Position(spread3(std::uint64_t(w >> 21))) << 63;
+}
+
+// Interleaves three b-bit words, the first most significant at each bit: bit j of word i goes
+// to bit 3j + 2 - i. Positions are made for every neighbour a refinement step looks up, so
+// this is shifts and masks rather than a loop over the 96 bits.
 Position interleave(const std::array<std::uint32_t, 3>& w, int b) {
-  Position p = 0;
-  for (int j = b - 1; j >= 0; --j)
-    for (int i = 0; i < 3; ++i) p = (p << 1) | Position((w[std::size_t(i)] >> j) & 1u);
-  return p;
+  const std::uint32_t mask = b >= 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << b) - 1;
+  return spread3(w[0] & mask) << 2 | spread3(w[1] & mask) << 1 | spread3(w[2] & mask);
 }
 
 // Skilling's transform ("Programming the Hilbert curve", AIP Conf. Proc. 707, 2004): lattice

@@ -47,6 +47,24 @@ TEST(Curve, MortonPositionsFollowTheKeyOrder) {
     EXPECT_LT(sfc::last_position(keys[i], space), sfc::first_position(keys[i + 1], space));
 }
 
+// The Morton position is the bitwise interleave of the corner's coordinates, z most significant
+// at each bit, checked bit by bit against keys deep enough to set every coordinate bit.
+TEST(Curve, MortonPositionIsTheBitwiseInterleave) {
+  const octree::RootGrid grid{{3, 2, 2}};
+  const auto space = sfc::CurveSpace::make(sfc::Curve::kMorton, grid);
+  std::uint64_t seed = 12345;
+  for (Key k : octree::root_leaves(grid)) {
+    for (int l = 0; l < octree::kMaxLevel; ++l) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      k = octree::child(k, int(seed >> 61));
+      sfc::Position want = 0;
+      for (int j = 31; j >= 0; --j)
+        for (const int d : {2, 1, 0}) want = want << 1 | sfc::Position((k.x[d] >> j) & 1u);
+      ASSERT_EQ(sfc::first_position(k, space), want) << octree::to_string(k);
+    }
+  }
+}
+
 TEST(Curve, BothCurvesNest) {
   const octree::RootGrid grid{{3, 1, 2}};
   for (const auto curve : {sfc::Curve::kMorton, sfc::Curve::kHilbert}) {
