@@ -19,19 +19,21 @@ struct BlockShape {
   int nx = 0, ny = 0, nz = 0;  // interior cells per direction
   int num_vars = 0;
 
-  int sx() const { return nx + 2; }
-  int sy() const { return ny + 2; }
-  int sz() const { return nz + 2; }
+  constexpr int sx() const { return nx + 2; }
+  constexpr int sy() const { return ny + 2; }
+  constexpr int sz() const { return nz + 2; }
   // Stride between two x planes and two y rows of one variable.
-  std::size_t plane() const { return std::size_t(sy()) * std::size_t(sz()); }
-  std::size_t row() const { return std::size_t(sz()); }
-  std::size_t cells() const { return std::size_t(sx()) * plane(); }
+  constexpr std::size_t plane() const { return std::size_t(sy()) * std::size_t(sz()); }
+  constexpr std::size_t row() const { return std::size_t(sz()); }
+  constexpr std::size_t cells() const { return std::size_t(sx()) * plane(); }
   // Distance between two variables: cells() rounded up to a cache line of doubles.
-  std::size_t var_stride() const { return (cells() + 7) / 8 * 8; }
-  std::size_t doubles() const { return var_stride() * std::size_t(num_vars); }
-  std::size_t interior_cells() const { return std::size_t(nx) * std::size_t(ny) * std::size_t(nz); }
+  constexpr std::size_t var_stride() const { return (cells() + 7) / 8 * 8; }
+  constexpr std::size_t doubles() const { return var_stride() * std::size_t(num_vars); }
+  constexpr std::size_t interior_cells() const {
+    return std::size_t(nx) * std::size_t(ny) * std::size_t(nz);
+  }
   // Offset of cell (i,j,k) inside one variable; 0 and n+1 are ghosts.
-  std::size_t at(int i, int j, int k) const {
+  constexpr std::size_t at(int i, int j, int k) const {
     return std::size_t(i) * plane() + std::size_t(j) * row() + std::size_t(k);
   }
   friend bool operator==(const BlockShape&, const BlockShape&) = default;

@@ -25,7 +25,7 @@ struct FaceGeom {
   int c_lo = 1, c_hi = 0;      // same along c
 };
 
-FaceGeom face_geom(const BlockShape& s, int face, bool with_edges) {
+constexpr FaceGeom face_geom(const BlockShape& s, int face, bool with_edges) {
   assert(face >= 0 && face < 6);
   const std::size_t stride[3] = {s.plane(), s.row(), 1};
   const int n[3] = {s.nx, s.ny, s.nz};
@@ -57,15 +57,11 @@ FaceGeom face_geom(const BlockShape& s, int face, bool with_edges) {
 // for N = 8), where the run-time geometry spends as much on index arithmetic as on the copy.
 template <int N, int Face>
 struct FixedGeom {
-  static constexpr std::size_t row = N + 2, plane = row * row;
-  static constexpr int a = Face / 2, b = a == 0 ? 1 : 0, c = a == 2 ? 1 : 2;
-  static constexpr std::size_t stride(int axis) { return axis == 0 ? plane : axis == 1 ? row : 1; }
-  static constexpr bool upper = (Face & 1) != 0;
-  static constexpr std::size_t sb = stride(b), sc = stride(c);
-  static constexpr std::size_t ghost = std::size_t(upper ? N + 1 : 0) * stride(a);
-  static constexpr std::size_t sender = std::size_t(upper ? 1 : N) * stride(a);
-  static constexpr std::size_t inner = std::size_t(upper ? N : 1) * stride(a);
-  static constexpr int nb = N, nc = N, b_lo = 1, b_hi = N, c_lo = 1, c_hi = N;
+  static constexpr FaceGeom g = face_geom(BlockShape{N, N, N, 1}, Face, false);
+  static constexpr std::size_t sb = g.sb, sc = g.sc, ghost = g.ghost, sender = g.sender,
+                               inner = g.inner;
+  static constexpr int nb = g.nb, nc = g.nc, b_lo = g.b_lo, b_hi = g.b_hi, c_lo = g.c_lo,
+                       c_hi = g.c_hi;
 };
 
 // Same level and boundary: one value per ghost cell, a plain copy.
@@ -158,56 +154,51 @@ constexpr bool is_copy = false;
 template <class Geom>
 constexpr bool is_copy<Copy<Geom>> = true;
 
+// One variable of a face from `from` to `to` under rule `r`, each side either a block's
+// variable (the rule's load at the sender, its store at the receiver) or a packed face (values
+// in loop order). Returns the doubles of the packed face.
+template <bool kFromPacked, bool kToPacked, class Rule>
+std::size_t move_face(const Rule& r, const double* from, double* to) {
+  if constexpr (is_copy<Rule>) {
+    if (r.g.sc == 1)
+      return copy_rows<kFromPacked, kToPacked>(r, kFromPacked ? from : from + r.src_layer,
+                                               kToPacked ? to : to + r.g.ghost);
+  }
+  std::size_t n = 0;
+  for (int ib = r.b_lo(); ib <= r.b_hi(); ++ib)
+    for (int ic = r.c_lo(); ic <= r.c_hi(); ++ic, ++n) {
+      double x;
+      if constexpr (kFromPacked)
+        x = from[n];
+      else
+        x = r.load(from, ib, ic);
+      if constexpr (kToPacked)
+        to[n] = x;
+      else
+        r.store(to, ib, ic, x);
+    }
+  return n;
+}
+
 template <class Rule>
 void direct(const Rule& r, const Block& src, Block& dst, VarRange vars) {
-  if constexpr (is_copy<Rule>) {
-    if (r.g.sc == 1) {
-      for (int v = vars.v0; v < vars.v1; ++v)
-        copy_rows<false, false>(r, src.var(v).data() + r.src_layer, dst.var(v).data() + r.g.ghost);
-      return;
-    }
-  }
-  for (int v = vars.v0; v < vars.v1; ++v) {
-    const double* s = src.var(v).data();
-    double* d = dst.var(v).data();
-    for (int ib = r.b_lo(); ib <= r.b_hi(); ++ib)
-      for (int ic = r.c_lo(); ic <= r.c_hi(); ++ic) r.store(d, ib, ic, r.load(s, ib, ic));
-  }
+  for (int v = vars.v0; v < vars.v1; ++v)
+    move_face<false, false>(r, src.var(v).data(), dst.var(v).data());
 }
 
 template <class Rule>
 std::size_t pack_rule(const Rule& r, const Block& src, VarRange vars, std::span<double> out) {
   std::size_t n = 0;
-  if constexpr (is_copy<Rule>) {
-    if (r.g.sc == 1) {
-      for (int v = vars.v0; v < vars.v1; ++v)
-        n += copy_rows<false, true>(r, src.var(v).data() + r.src_layer, out.data() + n);
-      return n;
-    }
-  }
-  for (int v = vars.v0; v < vars.v1; ++v) {
-    const double* s = src.var(v).data();
-    for (int ib = r.b_lo(); ib <= r.b_hi(); ++ib)
-      for (int ic = r.c_lo(); ic <= r.c_hi(); ++ic) out[n++] = r.load(s, ib, ic);
-  }
+  for (int v = vars.v0; v < vars.v1; ++v)
+    n += move_face<false, true>(r, src.var(v).data(), out.data() + n);
   return n;
 }
 
 template <class Rule>
 std::size_t unpack_rule(const Rule& r, Block& dst, VarRange vars, std::span<const double> in) {
   std::size_t n = 0;
-  if constexpr (is_copy<Rule>) {
-    if (r.g.sc == 1) {
-      for (int v = vars.v0; v < vars.v1; ++v)
-        n += copy_rows<true, false>(r, in.data() + n, dst.var(v).data() + r.g.ghost);
-      return n;
-    }
-  }
-  for (int v = vars.v0; v < vars.v1; ++v) {
-    double* d = dst.var(v).data();
-    for (int ib = r.b_lo(); ib <= r.b_hi(); ++ib)
-      for (int ic = r.c_lo(); ic <= r.c_hi(); ++ic) r.store(d, ib, ic, in[n++]);
-  }
+  for (int v = vars.v0; v < vars.v1; ++v)
+    n += move_face<true, false>(r, in.data() + n, dst.var(v).data());
   return n;
 }
 
@@ -300,17 +291,10 @@ std::size_t unpack(Block& dst, const FaceLink& link, VarRange vars, bool with_ed
 
 void fill_boundary(Block& block, int face, VarRange vars, bool with_edges) {
   with_geom(block.shape(), face, with_edges, [&](const auto& g) {
+    // The block is both sides: its interior layer next to the face into its ghost layer.
     const Copy<std::decay_t<decltype(g)>> rule{g, g.inner};
-    for (int v = vars.v0; v < vars.v1; ++v) {
-      double* d = block.var(v).data();
-      if (g.sc == 1) {
-        copy_rows<false, false>(rule, d + rule.src_layer, d + g.ghost);  // distinct rows
-        continue;
-      }
-      for (int ib = rule.b_lo(); ib <= rule.b_hi(); ++ib)
-        for (int ic = rule.c_lo(); ic <= rule.c_hi(); ++ic)
-          rule.store(d, ib, ic, rule.load(d, ib, ic));
-    }
+    for (int v = vars.v0; v < vars.v1; ++v)
+      move_face<false, false>(rule, block.var(v).data(), block.var(v).data());
   });
 }
 
