@@ -103,6 +103,10 @@ double seconds_since(Clock::time_point t0) {
 // The stage graph with consecutive blocks grouped into units; one task per unit and node kind:
 // node(u, k) = u * K + k, k < G the Fill of axis group k, k = G the Sweep.
 struct DynamicRuntime::Units {
+  struct DeferredFace {
+    stencil::FaceLink link;          // as the reader sees it
+    std::size_t slot = 0, size = 0;  // offset and doubles in the buffer, per variable
+  };
   int G = 1;
   std::size_t K = 2;
   std::size_t per_task = 1;
@@ -116,6 +120,17 @@ struct DynamicRuntime::Units {
   Adjacency<std::uint32_t> consumes;  // per node: receive messages it unpacks from
   Adjacency<std::size_t> consumers;   // per receive message: its consumer nodes
   std::vector<int> producers;         // per send message: its producer nodes
+  // Deferred faces (a single worker, faces only): a face whose reader's unit comes after its
+  // sender's is packed at the sender's sweep, just before the sender's values are overwritten,
+  // into a buffer of its lane, and the reader's fill unpacks it. The sender's sweep then no
+  // longer waits for that fill, so a unit's sweep can follow its own fill while its blocks are
+  // still in cache; every edge of a stage runs from an earlier unit to a later one.
+  bool defer = false;
+  Adjacency<DeferredFace> defer_out;  // per block: its faces for later readers
+  Adjacency<DeferredFace> defer_in;   // per block, parallel to its fills (size 0: direct)
+  std::size_t deferred_per_var = 0;   // doubles per variable of a lane's deferred buffer
+  int defer_consumers = 0;            // units that unpack a deferred face
+  std::vector<char> defer_consumer;   // per unit: unpacks a deferred face
 
   std::size_t count() const { return begin.size() - 1; }
   std::size_t nodes() const { return count() * K; }
@@ -124,7 +139,8 @@ struct DynamicRuntime::Units {
 
 namespace {
 
-std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size_t per_task);
+std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size_t per_task,
+                                                  const stencil::BlockShape& shape, bool defer);
 
 }  // namespace
 
@@ -132,6 +148,10 @@ DynamicRuntime::DynamicRuntime(MPI_Comm parent, RuntimeOptions options)
     : MeshRuntime(parent, options) {}
 
 DynamicRuntime::~DynamicRuntime() = default;
+
+std::size_t DynamicRuntime::deferred_faces() const {
+  return units_ ? units_->defer_out.total() : 0;
+}
 
 void DynamicRuntime::plans_changed(const Domain&) {
   units_.reset();
@@ -165,6 +185,7 @@ struct DynamicRuntime::Batch {
         count(new std::atomic<int>[L * N]),
         sends(new Message[L * graph_.sends.size()]),
         recvs(new Message[L * graph_.recvs.size()]),
+        deferred(new Message[L]),
         sweeps_left(new std::atomic<int>[S]),
         sums_ready(new std::atomic<bool>[S]),
         block_sums(S),
@@ -181,9 +202,14 @@ struct DynamicRuntime::Batch {
   const std::size_t S, VG;
   const int group_vars;  // variables per group (the last may hold fewer)
   const std::size_t L, N;
-  std::unique_ptr<std::atomic<int>[]> count;        // per lane and node: inputs still missing
-  std::atomic<std::int64_t> remaining{0};           // nodes not yet run
-  std::unique_ptr<Message[]> sends, recvs;          // per lane and message
+  std::unique_ptr<std::atomic<int>[]> count;  // per lane and node: inputs still missing
+  std::atomic<std::int64_t> remaining{0};     // nodes not yet run
+  std::unique_ptr<Message[]> sends, recvs;    // per lane and message
+  std::unique_ptr<Message[]> deferred;        // per lane: its deferred faces
+  // Deferred-face buffers of lanes that are done, for later lanes (a lane's buffer can be
+  // megabytes, and fresh memory costs a page fault per 4 KiB).
+  std::mutex spare_mutex;
+  std::vector<std::vector<double>> spare;
   std::unique_ptr<std::atomic<int>[]> sweeps_left;  // per stage: sweeps not yet run
   std::unique_ptr<std::atomic<bool>[]> sums_ready;  // per checksum stage: all sweeps done
   std::vector<std::vector<double>> block_sums;      // per checksum stage: block x variable
@@ -220,6 +246,11 @@ struct DynamicRuntime::Batch {
   }
   Message& send(std::size_t lane, std::size_t m) { return sends[lane * graph.sends.size() + m]; }
   Message& recv(std::size_t lane, std::size_t m) { return recvs[lane * graph.recvs.size() + m]; }
+  // The part of a lane's deferred buffer that holds face `f`.
+  std::span<double> deferred_face(std::size_t lane, const Units::DeferredFace& f) {
+    const auto nv = std::size_t(vars(lane).count());
+    return std::span(deferred[lane].data).subspan(f.slot * nv, f.size * nv);
+  }
   // Every node has run, every reduction is complete and every message has been posted (a
   // worker that packed a message's last face may have found the token taken).
   bool finished() const {
@@ -233,6 +264,10 @@ struct DynamicRuntime::Batch {
   void pack(std::size_t unit, int group, std::size_t lane);
   void fill(std::size_t unit, int group, std::size_t lane);
   void sweep(std::size_t unit, std::size_t lane);
+  // The ghosts of group `group` of block b.
+  void fill_block(std::size_t b, int group, std::size_t lane);
+  // The unit's fills of `group` are done with their messages and deferred faces.
+  void release_inputs(std::size_t unit, int group, std::size_t lane);
   // Runs node n of a lane; appends the nodes it made ready.
   void run(std::size_t id, std::vector<std::size_t>& ready);
   // Drives MPI when the token is free (or always, when `wait`); appends nodes made ready.
@@ -281,33 +316,51 @@ void DynamicRuntime::Batch::pack(std::size_t unit, int group, std::size_t lane) 
     if (send(lane, m).remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) queue_send(lane, m);
 }
 
-void DynamicRuntime::Batch::fill(std::size_t unit, int group, std::size_t lane) {
+void DynamicRuntime::Batch::fill_block(std::size_t b, int group, std::size_t lane) {
   const stencil::VarRange v = vars(lane);
-  // Modelled compute: the calibrated cost per update covers the ghost fills too.
-  const std::size_t filled_end = rt.kernels_.modelled() ? units.begin[unit] : units.begin[unit + 1];
-  for (std::size_t b = units.begin[unit]; b < filled_end; ++b) {
-    stencil::Block& dst = domain.blocks[b];
-    for (const GhostFill& f : graph.fills[graph.node(b, group)]) {
-      switch (f.kind) {
-        case GhostFill::Kind::kLocal:
-          rt.kernels_.native().fill_direct(dst, domain.blocks[f.src], f.link, v, graph.edges);
-          break;
-        case GhostFill::Kind::kBoundary:
-          rt.kernels_.native().fill_boundary(dst, f.link.face, v, graph.edges);
-          break;
-        case GhostFill::Kind::kRemote:
-          unpack_face(rt.kernels_.native(), domain, graph.recvs[f.message].faces[f.face], v, v,
-                      graph.edges, recv(lane, f.message).data);
-          break;
-      }
+  const stencil::KernelSet& k = rt.kernels_.native();
+  stencil::Block& dst = domain.blocks[b];
+  const auto fills = graph.fills[graph.node(b, group)];
+  for (std::size_t i = 0; i < fills.size(); ++i) {
+    const GhostFill& f = fills[i];
+    switch (f.kind) {
+      case GhostFill::Kind::kLocal:
+        if (units.defer && units.defer_in[b][i].size > 0)
+          k.unpack(dst, f.link, v, false, deferred_face(lane, units.defer_in[b][i]));
+        else
+          k.fill_direct(dst, domain.blocks[f.src], f.link, v, graph.edges);
+        break;
+      case GhostFill::Kind::kBoundary:
+        k.fill_boundary(dst, f.link.face, v, graph.edges);
+        break;
+      case GhostFill::Kind::kRemote:
+        unpack_face(k, domain, graph.recvs[f.message].faces[f.face], v, v, graph.edges,
+                    recv(lane, f.message).data);
+        break;
     }
   }
-  // The last consumer of a message frees its buffer.
+}
+
+void DynamicRuntime::Batch::release_inputs(std::size_t unit, int group, std::size_t lane) {
+  // The last consumer of a buffer frees it.
+  if (units.defer && units.defer_consumer[unit] &&
+      deferred[lane].remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    const std::lock_guard lock(spare_mutex);
+    spare.push_back(std::move(deferred[lane].data));
+  }
   for (const std::uint32_t m : units.consumes[units.node(unit, std::size_t(group))]) {
     Message& r = recv(lane, m);
     if (r.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1)
       std::vector<double>().swap(r.data);
   }
+}
+
+void DynamicRuntime::Batch::fill(std::size_t unit, int group, std::size_t lane) {
+  // Modelled compute: the calibrated cost per update covers the ghost fills too.
+  if (!rt.kernels_.modelled())
+    for (std::size_t b = units.begin[unit]; b < units.begin[unit + 1]; ++b)
+      fill_block(b, group, lane);
+  release_inputs(unit, group, lane);
 }
 
 void DynamicRuntime::Batch::sweep(std::size_t unit, std::size_t lane) {
@@ -317,7 +370,23 @@ void DynamicRuntime::Batch::sweep(std::size_t unit, std::size_t lane) {
   const auto nv = std::size_t(work.vars.count());
   const auto first = std::size_t(v.v0 - work.vars.v0);
   std::vector<double>& scratch = rt.scratch_[std::size_t(worker())];
+  const bool packs = units.defer && !rt.kernels_.modelled();
+  if (packs)
+    std::call_once(deferred[lane].allocated, [&] {
+      {
+        const std::lock_guard lock(spare_mutex);
+        if (!spare.empty()) {
+          deferred[lane].data = std::move(spare.back());
+          spare.pop_back();
+        }
+      }
+      deferred[lane].data.resize(units.deferred_per_var * std::size_t(v.count()));
+    });
   for (std::size_t b = units.begin[unit]; b < units.begin[unit + 1]; ++b) {
+    // b's old values for its readers in later units, before the sweep overwrites them.
+    if (packs)
+      for (const Units::DeferredFace& f : units.defer_out[b])
+        rt.kernels_.native().pack(domain.blocks[b], f.link, v, false, deferred_face(lane, f));
     const std::span<double> sums =
         work.checksum ? std::span(block_sums[s]).subspan(b * nv + first, std::size_t(v.count()))
                       : std::span<double>();
@@ -523,8 +592,12 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
   const std::size_t parallel_cap =
       std::max<std::size_t>(1, g.blocks * std::size_t(VG) / (8 * std::size_t(T)));
   per_task = std::min(per_task, parallel_cap);
-  if (!units_ || units_->G != g.groups || units_->per_task != per_task)
-    units_ = make_units(g, per_task);
+  // One worker runs the units in curve order, so it defers the faces of later readers (see
+  // Units); several keep every unit's fill and sweep apart, so that the units of a stage can
+  // run side by side.
+  const bool defer = T == 1;
+  if (!units_ || units_->G != g.groups || units_->per_task != per_task || units_->defer != defer)
+    units_ = make_units(g, per_task, domain.shape, defer);
   blocks_per_task_ = per_task;
   const Units& u = *units_;
 
@@ -537,6 +610,7 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
                                   std::memory_order_relaxed);
     for (std::size_t m = 0; m < g.sends.size(); ++m)
       b.send(lane, m).remaining.store(u.producers[m], std::memory_order_relaxed);
+    b.deferred[lane].remaining.store(u.defer_consumers, std::memory_order_relaxed);
   }
   for (std::size_t s = 0; s < S; ++s) {
     b.sweeps_left[s].store(int(u.count()) * VG, std::memory_order_relaxed);
@@ -601,11 +675,14 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
 
 namespace {
 
-std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size_t per_task) {
+std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size_t per_task,
+                                                  const stencil::BlockShape& shape, bool defer) {
+  using DeferredFace = DynamicRuntime::Units::DeferredFace;
   auto u = std::make_unique<DynamicRuntime::Units>();
   u->G = g.groups;
   u->K = std::size_t(g.groups) + 1;
   u->per_task = per_task;
+  u->defer = defer && g.groups == 1;
   for (std::size_t b = 0; b < g.blocks; b += per_task) u->begin.push_back(b);
   u->begin.push_back(g.blocks);
   u->unit_of.resize(g.blocks);
@@ -616,6 +693,36 @@ std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size
 
   std::vector<std::vector<std::size_t>> same(N), prev(N);
   std::vector<std::vector<std::uint32_t>> produces(N), consumes(N);
+  // Deferred faces: every on-rank face whose sender's unit comes before its reader's, in the
+  // order in which one worker runs them: units whose ghosts are all on this rank first (as the
+  // static runtime sweeps them), so that a unit waiting for a message holds up no other.
+  std::vector<std::size_t> order(U);
+  for (std::size_t x = 0; x < U; ++x) {
+    bool remote = false;
+    for (std::size_t b = u->begin[x]; b < u->begin[x + 1]; ++b) remote |= g.needs_remote[b] != 0;
+    order[x] = (remote ? U : 0) + x;
+  }
+  const auto before = [&](std::size_t y, std::size_t x) { return order[y] < order[x]; };
+  if (u->defer) {
+    std::vector<std::vector<DeferredFace>> out(g.blocks), in(g.blocks);
+    u->defer_consumer.assign(U, 0);
+    for (std::size_t b = 0; b < g.blocks; ++b) {
+      for (const GhostFill& f : g.fills[b]) {
+        in[b].push_back({});
+        if (f.kind != GhostFill::Kind::kLocal || !before(u->unit_of[f.src], u->unit_of[b]))
+          continue;
+        const std::size_t size =
+            stencil::packed_size(shape, f.link.relation, f.link.face / 2, 1, false);
+        in[b].back() = {f.link, u->deferred_per_var, size};
+        out[f.src].push_back(in[b].back());
+        u->deferred_per_var += size;
+        u->defer_consumer[u->unit_of[b]] = 1;
+      }
+    }
+    u->defer_out = Adjacency<DeferredFace>(out);
+    u->defer_in = Adjacency<DeferredFace>(in);
+    u->defer_consumers = int(std::count(u->defer_consumer.begin(), u->defer_consumer.end(), 1));
+  }
   for (std::size_t x = 0; x < U; ++x) {
     for (std::size_t grp = 0; grp < G; ++grp) {
       // The units whose blocks Fill(x, grp) reads, x included.
@@ -629,7 +736,10 @@ std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size
           prev[fill].push_back(u->node(y, G));  // their new values, from the previous stage
         else
           same[fill].push_back(u->node(y, grp - 1));  // their ghosts of the earlier axes
-        same[u->node(y, G)].push_back(fill);          // their sweep overwrites what this fill reads
+        if (u->defer && before(y, x))
+          same[fill].push_back(u->node(y, G));  // their sweep packs what this fill reads
+        else
+          same[u->node(y, G)].push_back(fill);  // their sweep overwrites what this fill reads
       }
     }
   }

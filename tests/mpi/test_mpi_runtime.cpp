@@ -1253,6 +1253,7 @@ using StaticTwoThreads = Mapper<runtime::StaticRuntime, 2>;
 using DynamicMapper = Mapper<runtime::DynamicRuntime, 1>;
 using DynamicTwoThreads = Mapper<runtime::DynamicRuntime, 2>;
 using DynamicRandomOrder = Mapper<runtime::DynamicRuntime, 2, 23>;
+using DynamicOneWorkerRandomOrder = Mapper<runtime::DynamicRuntime, 1, 29>;  // deferred faces
 
 template <class Mapper>
 class Conformance : public ::testing::Test {
@@ -1265,7 +1266,7 @@ class Conformance : public ::testing::Test {
   }
 };
 using Mappers = ::testing::Types<StaticMapper, StaticTwoThreads, DynamicMapper, DynamicTwoThreads,
-                                 DynamicRandomOrder>;
+                                 DynamicRandomOrder, DynamicOneWorkerRandomOrder>;
 TYPED_TEST_SUITE(Conformance, Mappers);
 
 // Runs `stages` as one batch on the distributed domain and one stage at a time on the
@@ -1397,6 +1398,7 @@ TEST(DynamicTasks, SmallBlocksAreGroupedFromMeasuredTimes) {
   Domain whole = make_domain(grid, shape, keys);
   runtime::DynamicRuntime rt(MPI_COMM_WORLD, options(sfc::Curve::kMorton));
   runtime::StaticRuntime ref(MPI_COMM_SELF, options(sfc::Curve::kMorton));
+  const ThreadScope one(1);
   rt.mesh_changed(d);
   ref.mesh_changed(whole);
   const auto batch = stage_batch(7, 1, 0, 4, nullptr);
@@ -1406,6 +1408,15 @@ TEST(DynamicTasks, SmallBlocksAreGroupedFromMeasuredTimes) {
   // A 2^3 block's stage takes well under a microsecond: far below the task target.
   EXPECT_TRUE(all_ranks(rt.blocks_per_task() > 1,
                         "blocks per task " + std::to_string(rt.blocks_per_task())));
+  // One worker: faces between tasks are deferred (packed at the sender's sweep), with the
+  // same bits; several workers: none are.
+  EXPECT_TRUE(all_ranks(d.blocks.empty() || rt.deferred_faces() > 0,
+                        "deferred faces " + std::to_string(rt.deferred_faces())));
+  {
+    const ThreadScope two(2);
+    batch_and_compare(rt, d, ref, whole, batch, "two workers");
+  }
+  EXPECT_EQ(rt.deferred_faces(), 0u);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -52,10 +52,12 @@ def main():
         if len(workers) < 2:
             failures.append(f"--threads 2: tasks ran on workers {sorted(workers)} only")
 
+        # Four variable groups, each a graph of its own: one worker interleaves them (and the
+        # stages of each) in the seed's order.
         orders = []
         for seed in (1, 2):
-            run(1, "--threads", "1", "--num_tsteps", "10", "--task_order_seed", seed,
-                "--trace", f"s{seed}.json")
+            run(1, "--threads", "1", "--num_tsteps", "10", "--comm_vars", "1",
+                "--task_order_seed", seed, "--trace", f"s{seed}.json")
             orders.append([(e["name"], e["args"]["block"], e["args"]["stage"], e["args"]["var"])
                            for e in tasks(f"s{seed}.json")])
         if orders[0] == orders[1]:
