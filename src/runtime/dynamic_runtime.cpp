@@ -592,10 +592,11 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
   const std::size_t parallel_cap =
       std::max<std::size_t>(1, g.blocks * std::size_t(VG) / (8 * std::size_t(T)));
   per_task = std::min(per_task, parallel_cap);
-  // One worker runs the units in curve order, so it defers the faces of later readers (see
-  // Units); several keep every unit's fill and sweep apart, so that the units of a stage can
-  // run side by side.
-  const bool defer = T == 1;
+  // Deferred faces (see Units) make the units of a lane's stage run one after the other: with
+  // one worker that costs nothing, and with several the lanes of at least four variable groups
+  // per worker keep them busy; otherwise every unit's fill and sweep stay apart, so that the
+  // units of a stage can run side by side.
+  const bool defer = T == 1 || VG >= 4 * T;
   if (!units_ || units_->G != g.groups || units_->per_task != per_task || units_->defer != defer)
     units_ = make_units(g, per_task, domain.shape, defer);
   blocks_per_task_ = per_task;

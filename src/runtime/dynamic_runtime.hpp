@@ -9,9 +9,10 @@
 // whichever worker just ended a task or has nothing to do.
 //
 // Small blocks make small tasks: consecutive curve blocks are grouped into one task so that a
-// task takes about kTargetTaskSeconds by the measured time per block. A single worker runs the
-// tasks of a stage in curve order and packs each face for a reader in a later task at the
-// sender's sweep, so that a task's sweep follows its fill while its blocks are in cache.
+// task takes about kTargetTaskSeconds by the measured time per block. With one worker, or
+// enough variable groups to keep several busy, the tasks of a stage run in curve order and each
+// face for a reader in a later task is packed at the sender's sweep, so that a task's sweep
+// follows its fill while its blocks are in cache.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +38,7 @@ class DynamicRuntime final : public MeshRuntime {
   // Blocks per task chosen for the last run_stages (for tests and reports).
   std::size_t blocks_per_task() const { return blocks_per_task_; }
   // Faces of the last run_stages packed at their sender's sweep for a reader in a later task
-  // (one worker only; see Units).
+  // (see Units).
   std::size_t deferred_faces() const;
 
   static constexpr double kTargetTaskSeconds = 40e-6;

@@ -1419,6 +1419,40 @@ TEST(DynamicTasks, SmallBlocksAreGroupedFromMeasuredTimes) {
   EXPECT_EQ(rt.deferred_faces(), 0u);
 }
 
+// Several workers defer faces between tasks only when enough independent variable groups keep
+// them busy (a deferred face orders the tasks of a stage); the bits stay those of one rank,
+// in the scheduler's order and in a seeded random one.
+TEST(DynamicTasks, ManyVariableGroupsDeferFacesOnSeveralWorkers) {
+  const int P = world_size(), me = world_rank();
+  const RootGrid grid{{2, 2, 2}};
+  const std::vector<Key> keys = refine_all(octree::root_leaves(grid), grid);  // 64 leaves
+  const BlockShape shape{4, 4, 4, 8};
+  const auto targets = cut_whole(keys, space_of(sfc::Curve::kMorton, grid),
+                                 std::vector<std::int64_t>(keys.size(), 1), P);
+  for (const std::uint64_t seed : {0u, 31u}) {
+    Domain d = make_domain(grid, shape, share(keys, targets, me));
+    Domain whole = make_domain(grid, shape, keys);
+    runtime::RuntimeOptions o = options(sfc::Curve::kMorton);
+    o.order_seed = seed;
+    runtime::DynamicRuntime rt(MPI_COMM_WORLD, o);
+    runtime::StaticRuntime ref(MPI_COMM_SELF, options(sfc::Curve::kMorton));
+    const ThreadScope two(2);
+    rt.mesh_changed(d);
+    {
+      const ThreadScope one(1);
+      ref.mesh_changed(whole);
+    }
+    const std::string how = "seed " + std::to_string(seed);
+    // Four variable groups for two workers: not enough, no face is deferred.
+    batch_and_compare(rt, d, ref, whole, stage_batch(7, 4, 1, 3, nullptr), how + ", 4 groups");
+    EXPECT_EQ(rt.deferred_faces(), 0u) << how;
+    // Eight: faces between tasks are deferred.
+    batch_and_compare(rt, d, ref, whole, stage_batch(7, 8, 1, 3, nullptr), how + ", 8 groups");
+    EXPECT_TRUE(all_ranks(d.blocks.size() < 2 || rt.deferred_faces() > 0,
+                          how + ": deferred faces " + std::to_string(rt.deferred_faces())));
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 7. Partition helpers (the same on every rank; no communication)
 
