@@ -120,11 +120,11 @@ struct DynamicRuntime::Units {
   Adjacency<std::uint32_t> consumes;  // per node: receive messages it unpacks from
   Adjacency<std::size_t> consumers;   // per receive message: its consumer nodes
   std::vector<int> producers;         // per send message: its producer nodes
-  // Deferred faces (a single worker, faces only): a face whose reader's unit comes after its
-  // sender's is packed at the sender's sweep, just before the sender's values are overwritten,
-  // into a buffer of its lane, and the reader's fill unpacks it. The sender's sweep then no
-  // longer waits for that fill, so a unit's sweep can follow its own fill while its blocks are
-  // still in cache; every edge of a stage runs from an earlier unit to a later one.
+  // Deferred faces (face-only stencils; run_stages says when): a face whose reader's unit comes
+  // after its sender's is packed at the sender's sweep, just before the sender's values are
+  // overwritten, into a buffer of its lane, and the reader's fill unpacks it. The sender's sweep
+  // then no longer waits for that fill, so a unit's sweep can follow its own fill while its
+  // blocks are still in cache; every edge of a stage runs from an earlier unit to a later one.
   bool defer = false;
   Adjacency<DeferredFace> defer_out;  // per block: its faces for later readers
   Adjacency<DeferredFace> defer_in;   // per block, parallel to its fills (size 0: direct)
