@@ -26,6 +26,7 @@ constexpr int kTagBase = 301;
 // this rank has not received yet (its faces need ours), so tags stay unambiguous.
 constexpr std::size_t kTagStages = 16;
 constexpr int kMaxVarGroups = 64;  // so tags stay below kTagBase + 64 * 16 * 3
+constexpr std::size_t kMaxDeferredBytes = std::size_t(8) << 20;  // per lane (see run_stages)
 
 template <class T>
 void sort_unique(std::vector<T>& v) {
@@ -126,6 +127,7 @@ struct DynamicRuntime::Units {
   // then no longer waits for that fill, so a unit's sweep can follow its own fill while its
   // blocks are still in cache; every edge of a stage runs from an earlier unit to a later one.
   bool defer = false;
+  std::size_t defer_cap = 0;          // what make_units was asked for (the cache key)
   Adjacency<DeferredFace> defer_out;  // per block: its faces for later readers
   Adjacency<DeferredFace> defer_in;   // per block, parallel to its fills (size 0: direct)
   std::size_t deferred_per_var = 0;   // doubles per variable of a lane's deferred buffer
@@ -140,7 +142,8 @@ struct DynamicRuntime::Units {
 namespace {
 
 std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size_t per_task,
-                                                  const stencil::BlockShape& shape, bool defer);
+                                                  const stencil::BlockShape& shape,
+                                                  std::size_t defer_cap);
 
 }  // namespace
 
@@ -596,9 +599,16 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
   // one worker that costs nothing, and with several the lanes of at least four variable groups
   // per worker keep them busy; otherwise every unit's fill and sweep stay apart, so that the
   // units of a stage can run side by side.
-  const bool defer = T == 1 || VG >= 4 * T;
-  if (!units_ || units_->G != g.groups || units_->per_task != per_task || units_->defer != defer)
-    units_ = make_units(g, per_task, domain.shape, defer);
+  // A lane holds its deferred faces from the first sweep of its stage to the last fill, and a
+  // few lanes are in flight at a time: a lane whose faces would take more than
+  // kMaxDeferredBytes (all variables of a large mesh in one lane) does without.
+  const auto lane_vars = std::size_t(VG == 1 ? first.vars.count() : group);
+  const bool workers_busy = T == 1 || VG >= 4 * T;
+  const std::size_t defer_cap =
+      workers_busy ? kMaxDeferredBytes / sizeof(double) / std::max<std::size_t>(1, lane_vars) : 0;
+  if (!units_ || units_->G != g.groups || units_->per_task != per_task ||
+      units_->defer_cap != defer_cap)
+    units_ = make_units(g, per_task, domain.shape, defer_cap);
   blocks_per_task_ = per_task;
   const Units& u = *units_;
 
@@ -676,14 +686,17 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
 
 namespace {
 
+// defer_cap: the most doubles per variable that deferred faces may take (0: none deferred).
 std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size_t per_task,
-                                                  const stencil::BlockShape& shape, bool defer) {
+                                                  const stencil::BlockShape& shape,
+                                                  std::size_t defer_cap) {
   using DeferredFace = DynamicRuntime::Units::DeferredFace;
   auto u = std::make_unique<DynamicRuntime::Units>();
   u->G = g.groups;
   u->K = std::size_t(g.groups) + 1;
   u->per_task = per_task;
-  u->defer = defer && g.groups == 1;
+  u->defer_cap = defer_cap;
+  u->defer = defer_cap > 0 && g.groups == 1;
   for (std::size_t b = 0; b < g.blocks; b += per_task) u->begin.push_back(b);
   u->begin.push_back(g.blocks);
   u->unit_of.resize(g.blocks);
@@ -723,6 +736,14 @@ std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size
     u->defer_out = Adjacency<DeferredFace>(out);
     u->defer_in = Adjacency<DeferredFace>(in);
     u->defer_consumers = int(std::count(u->defer_consumer.begin(), u->defer_consumer.end(), 1));
+    if (u->deferred_per_var > defer_cap) {  // too large: every face is read directly
+      u->defer = false;
+      u->defer_out = {};
+      u->defer_in = {};
+      u->deferred_per_var = 0;
+      u->defer_consumers = 0;
+      u->defer_consumer.clear();
+    }
   }
   for (std::size_t x = 0; x < U; ++x) {
     for (std::size_t grp = 0; grp < G; ++grp) {
