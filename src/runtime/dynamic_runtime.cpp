@@ -599,6 +599,7 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
   // one worker that costs nothing, and with several the lanes of at least four variable groups
   // per worker keep them busy; otherwise every unit's fill and sweep stay apart, so that the
   // units of a stage can run side by side.
+  //
   // A lane holds its deferred faces from the first sweep of its stage to the last fill, and a
   // few lanes are in flight at a time: a lane whose faces would take more than
   // kMaxDeferredBytes (all variables of a large mesh in one lane) does without.
