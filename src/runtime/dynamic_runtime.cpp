@@ -105,8 +105,8 @@ double seconds_since(Clock::time_point t0) {
 // node(u, k) = u * K + k, k < G the Fill of axis group k, k = G the Sweep.
 struct DynamicRuntime::Units {
   struct DeferredFace {
-    stencil::FaceLink link;          // as the reader sees it
-    std::size_t slot = 0, size = 0;  // offset and doubles in the buffer, per variable
+    stencil::FaceLink link;  // as the reader sees it
+    FaceSlot at;             // in the lane's buffer
   };
   int G = 1;
   std::size_t K = 2;
@@ -129,9 +129,8 @@ struct DynamicRuntime::Units {
   bool defer = false;
   std::size_t defer_cap = 0;          // what make_units was asked for (the cache key)
   Adjacency<DeferredFace> defer_out;  // per block: its faces for later readers
-  Adjacency<DeferredFace> defer_in;   // per block, parallel to its fills (size 0: direct)
+  Adjacency<FaceSlot> defer_in;       // per block, parallel to its fills (size 0: direct)
   std::size_t deferred_per_var = 0;   // doubles per variable of a lane's deferred buffer
-  int defer_consumers = 0;            // units that unpack a deferred face
   std::vector<char> defer_consumer;   // per unit: unpacks a deferred face
 
   std::size_t count() const { return begin.size() - 1; }
@@ -249,8 +248,8 @@ struct DynamicRuntime::Batch {
   }
   Message& send(std::size_t lane, std::size_t m) { return sends[lane * graph.sends.size() + m]; }
   Message& recv(std::size_t lane, std::size_t m) { return recvs[lane * graph.recvs.size() + m]; }
-  // The part of a lane's deferred buffer that holds face `f`.
-  std::span<double> deferred_face(std::size_t lane, const Units::DeferredFace& f) {
+  // The part of a lane's deferred buffer that holds the face at `f`.
+  std::span<double> deferred_face(std::size_t lane, const FaceSlot& f) {
     const auto nv = std::size_t(vars(lane).count());
     return std::span(deferred[lane].data).subspan(f.slot * nv, f.size * nv);
   }
@@ -389,7 +388,7 @@ void DynamicRuntime::Batch::sweep(std::size_t unit, std::size_t lane) {
     // b's old values for its readers in later units, before the sweep overwrites them.
     if (packs)
       for (const Units::DeferredFace& f : units.defer_out[b])
-        rt.kernels_.native().pack(domain.blocks[b], f.link, v, false, deferred_face(lane, f));
+        rt.kernels_.native().pack(domain.blocks[b], f.link, v, false, deferred_face(lane, f.at));
     const std::span<double> sums =
         work.checksum ? std::span(block_sums[s]).subspan(b * nv + first, std::size_t(v.count()))
                       : std::span<double>();
@@ -616,13 +615,14 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
   Batch b(*this, domain, stages, g, u, T, VG, group);
   const std::size_t S = stages.size(), L = b.L, N = u.nodes();
   if (domain.cost.size() != domain.blocks.size()) domain.cost.resize(domain.blocks.size(), 0.0);
+  const auto defer_consumers = int(std::ranges::count(u.defer_consumer, 1));
   for (std::size_t lane = 0; lane < L; ++lane) {
     for (std::size_t n = 0; n < N; ++n)
       b.count[lane * N + n].store(lane < std::size_t(VG) ? u.indeg_first[n] : u.indeg[n],
                                   std::memory_order_relaxed);
     for (std::size_t m = 0; m < g.sends.size(); ++m)
       b.send(lane, m).remaining.store(u.producers[m], std::memory_order_relaxed);
-    b.deferred[lane].remaining.store(u.defer_consumers, std::memory_order_relaxed);
+    b.deferred[lane].remaining.store(defer_consumers, std::memory_order_relaxed);
   }
   for (std::size_t s = 0; s < S; ++s) {
     b.sweeps_left[s].store(int(u.count()) * VG, std::memory_order_relaxed);
@@ -711,39 +711,38 @@ std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size
   // Deferred faces: every on-rank face whose sender's unit comes before its reader's, in the
   // order in which one worker runs them: units whose ghosts are all on this rank first (as the
   // static runtime sweeps them), so that a unit waiting for a message holds up no other.
-  std::vector<std::size_t> order(U);
-  for (std::size_t x = 0; x < U; ++x) {
-    bool remote = false;
-    for (std::size_t b = u->begin[x]; b < u->begin[x + 1]; ++b) remote |= g.needs_remote[b] != 0;
-    order[x] = (remote ? U : 0) + x;
+  std::vector<std::size_t> order;
+  if (u->defer) {
+    order.resize(U);
+    for (std::size_t x = 0; x < U; ++x) {
+      bool remote = false;
+      for (std::size_t b = u->begin[x]; b < u->begin[x + 1]; ++b) remote |= g.needs_remote[b] != 0;
+      order[x] = (remote ? U : 0) + x;
+    }
   }
   const auto before = [&](std::size_t y, std::size_t x) { return order[y] < order[x]; };
   if (u->defer) {
-    std::vector<std::vector<DeferredFace>> out(g.blocks), in(g.blocks);
-    u->defer_consumer.assign(U, 0);
+    std::vector<std::vector<DeferredFace>> out(g.blocks);
+    std::vector<std::vector<FaceSlot>> in(g.blocks);
+    std::vector<char> consumer(U, 0);
+    std::size_t per_var = 0;
     for (std::size_t b = 0; b < g.blocks; ++b) {
       for (const GhostFill& f : g.fills[b]) {
         in[b].push_back({});
         if (f.kind != GhostFill::Kind::kLocal || !before(u->unit_of[f.src], u->unit_of[b]))
           continue;
-        const std::size_t size =
-            stencil::packed_size(shape, f.link.relation, f.link.face / 2, 1, false);
-        in[b].back() = {f.link, u->deferred_per_var, size};
-        out[f.src].push_back(in[b].back());
-        u->deferred_per_var += size;
-        u->defer_consumer[u->unit_of[b]] = 1;
+        in[b].back() = append_face_slot(per_var, shape, f.link);
+        out[f.src].push_back({f.link, in[b].back()});
+        consumer[u->unit_of[b]] = 1;
       }
     }
-    u->defer_out = Adjacency<DeferredFace>(out);
-    u->defer_in = Adjacency<DeferredFace>(in);
-    u->defer_consumers = int(std::count(u->defer_consumer.begin(), u->defer_consumer.end(), 1));
-    if (u->deferred_per_var > defer_cap) {  // too large: every face is read directly
-      u->defer = false;
-      u->defer_out = {};
-      u->defer_in = {};
-      u->deferred_per_var = 0;
-      u->defer_consumers = 0;
-      u->defer_consumer.clear();
+    if (per_var <= defer_cap) {
+      u->defer_out = Adjacency<DeferredFace>(out);
+      u->defer_in = Adjacency<FaceSlot>(in);
+      u->deferred_per_var = per_var;
+      u->defer_consumer = std::move(consumer);
+    } else {
+      u->defer = false;  // too large: every face is read directly
     }
   }
   for (std::size_t x = 0; x < U; ++x) {

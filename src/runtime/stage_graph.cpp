@@ -17,6 +17,14 @@ void sort_unique(std::vector<std::size_t>& v) {
 
 }  // namespace
 
+FaceSlot append_face_slot(std::size_t& doubles_per_var, const stencil::BlockShape& shape,
+                          const stencil::FaceLink& link) {
+  const FaceSlot f{doubles_per_var,
+                   stencil::packed_size(shape, link.relation, link.face / 2, 1, false)};
+  doubles_per_var += f.size;
+  return f;
+}
+
 StageGraph build_stage_graph(const GhostPlan& plan, const stencil::BlockShape& shape,
                              std::size_t blocks, bool edges) {
   StageGraph g;

@@ -69,6 +69,18 @@ struct StageGraph {
   }
 };
 
+// Where a face sits in a buffer of packed faces laid one after another (a mapper's faces packed
+// at their sender's sweep for a later reader): its offset and doubles, per variable of the
+// buffer (a buffer of nv variables holds face `slot * nv .. (slot + size) * nv`).
+struct FaceSlot {
+  std::size_t slot = 0, size = 0;
+};
+
+// Appends a face-only face of `link` to a buffer of `doubles_per_var` doubles per variable so
+// far, which grows by the face's size; returns the face's slot.
+FaceSlot append_face_slot(std::size_t& doubles_per_var, const stencil::BlockShape& shape,
+                          const stencil::FaceLink& link);
+
 StageGraph build_stage_graph(const GhostPlan& plan, const stencil::BlockShape& shape,
                              std::size_t blocks, bool edges);
 

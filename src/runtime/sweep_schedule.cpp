@@ -46,12 +46,9 @@ SweepSchedule build_sweep_schedule(const StageGraph& graph, const stencil::Block
         } else if (pd <= ps) {
           at[pd].push_back({dst, f.src, f.link, Kind::kDirect});
         } else {
-          const std::size_t slot = s.deferred_per_var,
-                            size = stencil::packed_size(shape, f.link.relation, f.link.face / 2, 1,
-                                                        false);
-          s.deferred_per_var += size;
-          at[ps].push_back({dst, f.src, f.link, Kind::kPack, slot, size});
-          at[pd].push_back({dst, f.src, f.link, Kind::kUnpack, slot, size});
+          const FaceSlot face = append_face_slot(s.deferred_per_var, shape, f.link);
+          at[ps].push_back({dst, f.src, f.link, Kind::kPack, face.slot, face.size});
+          at[pd].push_back({dst, f.src, f.link, Kind::kUnpack, face.slot, face.size});
         }
       }
     }

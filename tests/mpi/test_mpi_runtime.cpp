@@ -243,6 +243,12 @@ std::vector<int> cut_whole(const std::vector<Key>& keys, const sfc::CurveSpace& 
   return t;
 }
 
+// Targets of the Morton curve cut into one range of equal leaf count per rank.
+std::vector<int> even_cut(const std::vector<Key>& keys, const RootGrid& grid) {
+  return cut_whole(keys, space_of(sfc::Curve::kMorton, grid),
+                   std::vector<std::int64_t>(keys.size(), 1), world_size());
+}
+
 // Random weights in 1..max_weight, one per leaf.
 std::vector<std::int64_t> random_weights(std::size_t n, std::int64_t max_weight,
                                          std::uint64_t seed) {
@@ -445,8 +451,7 @@ TEST(Migration, CarriesMarksCostsAndEveryBitOfTheStorage) {
   const RootGrid grid{{2, 2, 1}};
   const std::vector<Key> keys = refine_all(octree::root_leaves(grid), grid);
   const BlockShape shape{4, 6, 2, 3};
-  const auto home = cut_whole(keys, space_of(sfc::Curve::kMorton, grid),
-                              std::vector<std::int64_t>(keys.size(), 1), P);
+  const auto home = even_cut(keys, grid);
   runtime::Communicator comm(MPI_COMM_WORLD);
   Domain d = make_domain(grid, shape, share(keys, home, me));
   const auto mark_of = [](const Key& k) { return std::int8_t(int(key_hash(k, 5) % 3) - 1); };
@@ -551,8 +556,7 @@ TEST(Migration, ScatteredTargetsArriveSorted) {
   const RootGrid grid{{2, 2, 2}};
   const std::vector<Key> keys = random_mesh(grid, 2, 40, 5);
   const BlockShape shape{2, 4, 6, 1};
-  const auto home = cut_whole(keys, space_of(sfc::Curve::kMorton, grid),
-                              std::vector<std::int64_t>(keys.size(), 1), P);
+  const auto home = even_cut(keys, grid);
   auto go_home = [&](const Key& k) { return home[index_of(keys, k)]; };
 
   runtime::Communicator comm(MPI_COMM_WORLD);
@@ -1212,12 +1216,11 @@ TEST(Halo, Stencil27OnUniformMeshMatchesOneRank) {
 // The thread count may change between two mesh changes (omp_set_num_threads is the host's to
 // call): a stage must still give the reference's bits.
 TEST(Threads, MoreThreadsAfterMeshChangedGiveTheSameBits) {
-  const int P = world_size(), me = world_rank();
+  const int me = world_rank();
   const RootGrid grid{{2, 1, 1}};
   const std::vector<Key> keys = refine_all(octree::root_leaves(grid), grid);
   const BlockShape shape{4, 4, 4, 1};
-  const auto targets = cut_whole(keys, space_of(sfc::Curve::kMorton, grid),
-                                 std::vector<std::int64_t>(keys.size(), 1), P);
+  const auto targets = even_cut(keys, grid);
   Domain d = make_domain(grid, shape, share(keys, targets, me));
   Domain whole = make_domain(grid, shape, keys);
   runtime::StaticRuntime rt(MPI_COMM_WORLD), ref(MPI_COMM_SELF);
@@ -1341,16 +1344,14 @@ TYPED_TEST(Conformance, BatchesOfStagesOnAnAdaptiveMeshMatchOneRank) {
 }
 
 TYPED_TEST(Conformance, EmptyRanksAndBlocksThatNeedNoMessage) {
-  const int P = world_size(), me = world_rank();
+  const int me = world_rank();
   const RootGrid grid{{2, 1, 1}};
   const BlockShape shape{4, 4, 4, 2};
   const std::vector<Key> keys = refine_all(octree::root_leaves(grid), grid);
   // Everything on rank 0 and the other ranks empty, then an even share.
   for (const bool skewed : {true, false}) {
     std::vector<int> targets(keys.size(), 0);
-    if (!skewed)
-      targets = cut_whole(keys, space_of(sfc::Curve::kMorton, grid),
-                          std::vector<std::int64_t>(keys.size(), 1), P);
+    if (!skewed) targets = even_cut(keys, grid);
     Domain d = make_domain(grid, shape, share(keys, targets, me));
     Domain whole = make_domain(grid, shape, keys);
     const ThreadScope threads(TypeParam::kThreads);
@@ -1368,12 +1369,11 @@ TYPED_TEST(Conformance, EmptyRanksAndBlocksThatNeedNoMessage) {
 
 // The Kokkos back end really runs when asked for, and gives the native bits.
 TYPED_TEST(Conformance, KernelsReportTheBackEndThatRan) {
-  const int P = world_size(), me = world_rank();
+  const int me = world_rank();
   const RootGrid grid{{2, 2, 1}};
   const std::vector<Key> keys = random_mesh(grid, 1, 50, 191);
   const BlockShape shape{4, 4, 4, 2};
-  const auto targets = cut_whole(keys, space_of(sfc::Curve::kMorton, grid),
-                                 std::vector<std::int64_t>(keys.size(), 1), P);
+  const auto targets = even_cut(keys, grid);
   Domain d = make_domain(grid, shape, share(keys, targets, me));
   const ThreadScope threads(TypeParam::kThreads);
   auto rt = TestFixture::make(sfc::Curve::kMorton);
@@ -1388,12 +1388,11 @@ TYPED_TEST(Conformance, KernelsReportTheBackEndThatRan) {
 // Blocks far too small to pay for a task each are run several to a task, chosen from the
 // measured time per block, with the same bits.
 TEST(DynamicTasks, SmallBlocksAreGroupedFromMeasuredTimes) {
-  const int P = world_size(), me = world_rank();
+  const int me = world_rank();
   const RootGrid grid{{4, 4, 4}};
   const std::vector<Key> keys = refine_all(octree::root_leaves(grid), grid);  // 512 leaves
   const BlockShape shape{2, 2, 2, 1};
-  const auto targets = cut_whole(keys, space_of(sfc::Curve::kMorton, grid),
-                                 std::vector<std::int64_t>(keys.size(), 1), P);
+  const auto targets = even_cut(keys, grid);
   Domain d = make_domain(grid, shape, share(keys, targets, me));
   Domain whole = make_domain(grid, shape, keys);
   runtime::DynamicRuntime rt(MPI_COMM_WORLD, options(sfc::Curve::kMorton));
@@ -1423,12 +1422,11 @@ TEST(DynamicTasks, SmallBlocksAreGroupedFromMeasuredTimes) {
 // them busy (a deferred face orders the tasks of a stage); the bits stay those of one rank,
 // in the scheduler's order and in a seeded random one.
 TEST(DynamicTasks, ManyVariableGroupsDeferFacesOnSeveralWorkers) {
-  const int P = world_size(), me = world_rank();
+  const int me = world_rank();
   const RootGrid grid{{2, 2, 2}};
   const std::vector<Key> keys = refine_all(octree::root_leaves(grid), grid);  // 64 leaves
   const BlockShape shape{4, 4, 4, 8};
-  const auto targets = cut_whole(keys, space_of(sfc::Curve::kMorton, grid),
-                                 std::vector<std::int64_t>(keys.size(), 1), P);
+  const auto targets = even_cut(keys, grid);
   for (const std::uint64_t seed : {0u, 31u}) {
     Domain d = make_domain(grid, shape, share(keys, targets, me));
     Domain whole = make_domain(grid, shape, keys);
