@@ -4,9 +4,13 @@
 // variants are distinct code: a level the CPU runs has its own functions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -77,6 +81,68 @@ TEST(KernelSet, StencilsAreBitwiseTheBaselines) {
         }
         EXPECT_TRUE(same_bits(a, b))
             << isa_name(isa) << " stencil " << points << " nz " << shape.nz;
+      }
+    }
+  }
+}
+
+// The wider variants divide by 7 and 27 with a multiplication and two fused multiply-adds,
+// exact only for normal quotients; every other value must still come out as the division's,
+// bit for bit: zeros of both signs, subnormals, the range ends, infinities, NaNs and sums near
+// the bound below which the variants divide the plain way. Shapes take the fixed-row kernel
+// (nz 8, 16) and the generic rows with (13) and without (12) a scalar tail. The cells must
+// match bit for bit, NaNs included.
+TEST(KernelSet, StencilsDivideExactlyForEveryValue) {
+  using limits = std::numeric_limits<double>;
+  const double specials[] = {
+      0.0,           -0.0,           limits::infinity(), -limits::infinity(),  limits::quiet_NaN(),
+      limits::max(), -limits::max(), limits::min(),      limits::denorm_min(), 0x1p-960,
+      0x1p-957,      -0x1.8p-958};
+  const KernelSet& base = kernel_set(Isa::kBaseline);
+  for (const Isa isa : wider_supported()) {
+    const KernelSet& k = kernel_set(isa);
+    for (const BlockShape& shape : {BlockShape{8, 8, 8, 2}, BlockShape{4, 5, 16, 2},
+                                    BlockShape{3, 4, 13, 2}, BlockShape{3, 3, 12, 2}}) {
+      std::vector<double> scratch(stencil_scratch_size(shape));
+      for (const int points : {7, 27}) {
+        const auto sweep = [points](const KernelSet& ks) {
+          return points == 7 ? ks.stencil7 : ks.stencil27;
+        };
+        const std::string what = std::string(isa_name(isa)) + " stencil " + std::to_string(points) +
+                                 " nz " + std::to_string(shape.nz);
+        for (const std::uint64_t seed : {23u, 29u, 31u}) {
+          // Random signs and exponents over the whole range, a special value in one cell of 16.
+          Block a(shape);
+          std::mt19937_64 rng(seed);
+          for (std::size_t i = 0; i < shape.doubles(); ++i) {
+            const std::uint64_t r = rng();
+            const double mantissa = 1.0 + double(r >> 12) * 0x1p-52;
+            const int exponent = int((r >> 1) % 2098) - 1074;
+            a.data()[i] = r % 16 == 0 ? specials[(r >> 4) % std::size(specials)]
+                                      : std::ldexp(r & 1 ? -mantissa : mantissa, exponent);
+          }
+          Block b = a;
+          for (int v = 0; v < shape.num_vars; ++v) {
+            const double sa = sweep(base)(a, v, scratch);
+            const double sb = sweep(k)(b, v, scratch);
+            // A sum over NaNs is NaN in every variant, but which NaN operand an addition
+            // returns (and so the sign) depends on how the compiler ordered it.
+            if (std::isnan(sa))
+              EXPECT_TRUE(std::isnan(sb)) << what;
+            else
+              EXPECT_EQ(std::bit_cast<std::uint64_t>(sa), std::bit_cast<std::uint64_t>(sb)) << what;
+          }
+          EXPECT_TRUE(same_bits(a, b)) << what << " seed " << seed;
+        }
+        // Equal values everywhere: every quotient near the bound, at it and across it.
+        for (const double x : {0x1p-960, 0x1.fffffffffffffp-961, 0x1p-955, -0x1.5p-957, -0.0}) {
+          Block a(shape);
+          std::fill_n(a.data(), shape.doubles(), x);
+          Block b = a;
+          sweep(base)(a, 0, scratch);
+          sweep(k)(b, 0, scratch);
+          EXPECT_TRUE(same_bits(a, b)) << what << " value " << x;
+        }
       }
     }
   }
