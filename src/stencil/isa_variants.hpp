@@ -1,6 +1,7 @@
 // Declarations of the instruction-set variants of the kernels (see kernel_set.hpp); each kernel
-// file defines its functions' variants with MINIAMR_KERNEL_VARIANT, and kernel_set.cpp collects
-// them. Internal to the stencil layer.
+// file defines its functions' variants with MINIAMR_KERNEL_VARIANT (the 7-point stencil's own,
+// which divide differently: stencil_kernels.cpp), and kernel_set.cpp collects them. Internal to
+// the stencil layer.
 #pragma once
 
 #include <cstddef>

@@ -103,6 +103,8 @@ double stencil7_fixed(Block& block, int var, std::span<double> scratch, Divide d
   const v4d& hi = lane[1];
   return ((lo[0] + lo[1]) + (lo[2] + lo[3])) + ((hi[0] + hi[1]) + (hi[2] + hi[3]));
 }
+#else
+struct DivideBy7 {};  // no fixed-row kernel: the generic sweep divides in its rows
 #endif
 
 // The 7-point stencil with the fixed-row kernel's division supplied by the caller (each
@@ -133,11 +135,7 @@ double stencil7_with([[maybe_unused]] Divide divide, Block& block, int var,
 }  // namespace
 
 double stencil7(Block& block, int var, std::span<double> scratch) {
-#ifdef MINIAMR_STENCIL7_FIXED
   return stencil7_with(DivideBy7{}, block, var, scratch);
-#else
-  return stencil7_with(0, block, var, scratch);
-#endif
 }
 
 // Each plane sum P(x) is computed once and reused by the three output planes that need it;

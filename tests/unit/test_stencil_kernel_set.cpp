@@ -86,12 +86,12 @@ TEST(KernelSet, StencilsAreBitwiseTheBaselines) {
   }
 }
 
-// The wider variants divide by 7 and 27 with a multiplication and two fused multiply-adds,
-// exact only for normal quotients; every other value must still come out as the division's,
-// bit for bit: zeros of both signs, subnormals, the range ends, infinities, NaNs and sums near
-// the bound below which the variants divide the plain way. Shapes take the fixed-row kernel
-// (nz 8, 16) and the generic rows with (13) and without (12) a scalar tail. The cells must
-// match bit for bit, NaNs included.
+// The wider variants' fixed-row 7-point kernel divides by 7 with a multiplication and two fused
+// multiply-adds, exact only for normal quotients; every other value must still come out as the
+// division's, bit for bit: zeros of both signs, subnormals, the range ends, infinities, NaNs
+// and sums near the bound below which it divides the plain way. Shapes take that kernel (nz 8,
+// 16) and the generic rows with (13) and without (12) a vector tail, for both stencils, whose
+// other paths keep the division. The cells must match bit for bit, NaNs included.
 TEST(KernelSet, StencilsDivideExactlyForEveryValue) {
   using limits = std::numeric_limits<double>;
   const double specials[] = {
