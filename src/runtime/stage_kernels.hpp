@@ -12,6 +12,7 @@
 #include "runtime/compute_model.hpp"
 #include "stencil/block.hpp"
 #include "stencil/ghost_fill.hpp"
+#include "stencil/ghost_layers.hpp"
 #include "stencil/kernel_set.hpp"
 #include "stencil/variable_kernels.hpp"
 
@@ -66,9 +67,11 @@ class StageKernels {
 
   // Applies the stage's stencil to variables `vars` of `block` (ghosts filled) and writes each
   // variable's new interior sum to sums[v - vars.v0] when `sums` is not empty. Thread-safe.
-  // `scratch` holds stencil::stencil_scratch_size(shape) doubles.
+  // `scratch` holds stencil::stencil_scratch_size(shape) doubles. A 7-point stage may read
+  // ghost faces from other layers (`sources`; stencil/ghost_layers.hpp).
   void sweep(stencil::Block& block, const StageWork& work, stencil::VarRange vars,
-             std::span<double> scratch, std::span<double> sums) const;
+             std::span<double> scratch, std::span<double> sums,
+             const stencil::GhostSources* sources = nullptr) const;
 
   // Whether the sweeps are modelled rather than computed.
   bool modelled() const { return model_.has_value(); }

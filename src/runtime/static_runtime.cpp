@@ -38,13 +38,14 @@ void StaticRuntime::fit_threads(const Domain& domain) {
 }
 
 void StaticRuntime::sweep_block(Domain& domain, const StageWork& work, stencil::VarRange vars,
-                                std::size_t i, std::vector<double>& scratch) {
+                                std::size_t i, std::vector<double>& scratch,
+                                const stencil::GhostSources* sources) {
   const bool traced = trace_ != nullptr && trace_->enabled();
   const auto t0 = work.measure_cost || traced ? Clock::now() : Clock::time_point{};
   const auto nv = std::size_t(vars.count());
   const std::span<double> sums =
       work.checksum ? std::span(block_sums_).subspan(i * nv, nv) : std::span<double>();
-  kernels_.sweep(domain.blocks[i], work, vars, scratch, sums);
+  kernels_.sweep(domain.blocks[i], work, vars, scratch, sums, sources);
   if (traced) {
     const double end = trace_->now_us();
     const double dur = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
@@ -60,6 +61,37 @@ void StaticRuntime::sweep_block(Domain& domain, const StageWork& work, stencil::
   if (work.measure_cost)  // the block's seconds in this stage, over all its variables
     stage_cost_[stage_slot_ * domain.blocks.size() + i] +=
         std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+stencil::GhostSources StaticRuntime::ghost_sources(const Domain& domain, std::size_t i,
+                                                   stencil::VarRange pass, stencil::VarRange group,
+                                                   const Halo& h) const {
+  using Read = FaceRead::Kind;
+  using Source = stencil::GhostSource::Kind;
+  stencil::GhostSources out;
+  for (std::size_t f = 0; f < 6; ++f) {
+    const FaceRead& r = schedule_.reads[i][f];
+    stencil::GhostSource& s = out[f];
+    switch (r.kind) {
+      case Read::kGhost:
+        break;
+      case Read::kMirror:
+        s.kind = Source::kMirror;
+        break;
+      case Read::kNeighbour:
+        s = {Source::kNeighbour, &domain.blocks[r.from]};
+        break;
+      case Read::kDeferred:  // the buffer holds the pass's variables (run_tasks)
+        s = {Source::kPacked, nullptr, deferred_.data() + r.from * std::size_t(pass.count()),
+             r.size, pass.v0};
+        break;
+      case Read::kMessage:  // a message holds the whole group's variables
+        s = {Source::kPacked, nullptr, h.recv[r.from].data() + r.at * std::size_t(group.count()),
+             r.size, group.v0};
+        break;
+    }
+  }
+  return out;
 }
 
 void StaticRuntime::add_block_sums(std::span<const std::size_t> blocks, const StageWork& work,
@@ -107,9 +139,6 @@ void StaticRuntime::run_tasks(Domain& domain, std::span<const GhostTask> tasks,
       case GhostTask::Kind::kDirect:
         k.fill_direct(domain.blocks[t.dst], domain.blocks[t.src], t.link, vars, false);
         break;
-      case GhostTask::Kind::kBoundary:
-        k.fill_boundary(domain.blocks[t.dst], t.link.face, vars, false);
-        break;
       case GhostTask::Kind::kPack:
         k.pack(domain.blocks[t.src], t.link, vars, false, face(t));
         break;
@@ -121,7 +150,8 @@ void StaticRuntime::run_tasks(Domain& domain, std::span<const GhostTask> tasks,
 }
 
 void StaticRuntime::sweep_phase(Domain& domain, const StageWork& work, stencil::VarRange vars,
-                                std::span<stencil::ExactSum> sums, int phase) {
+                                std::span<stencil::ExactSum> sums, int phase,
+                                stencil::VarRange group, const Halo& h) {
   MINIAMR_TIMED(timers_, kCompute);
   const SweepSchedule& s = schedule_;
   if (work.checksum) block_sums_.resize(domain.blocks.size() * std::size_t(vars.count()));
@@ -141,7 +171,8 @@ void StaticRuntime::sweep_phase(Domain& domain, const StageWork& work, stencil::
       run_tasks(domain,
                 std::span(s.tasks).subspan(s.task_begin[p], s.task_begin[p + 1] - s.task_begin[p]),
                 vars);
-      sweep_block(domain, work, vars, s.order[p], scratch);
+      const stencil::GhostSources sources = ghost_sources(domain, s.order[p], vars, group, h);
+      sweep_block(domain, work, vars, s.order[p], scratch, &sources);
       if (slowdown_.active())
         slowdown_.after(std::chrono::duration<double>(Clock::now() - t0).count(),
                         work_id(work, vars, s.order[p]));
@@ -236,14 +267,17 @@ void StaticRuntime::wait_receives(Halo& h) {
 }
 
 void StaticRuntime::unpack(Domain& domain, const StageGraph& graph, int group_index,
-                           stencil::VarRange group, stencil::VarRange vars, const Halo& h) {
+                           stencil::VarRange group, stencil::VarRange vars, const Halo& h,
+                           bool scheduled) {
   MINIAMR_TIMED(timers_, kCommunicate);
   if (kernels_.modelled()) return;
   for (std::size_t m = 0; m < graph.recvs.size(); ++m) {
     const MessageLayout& msg = graph.recvs[m];
     if (msg.group != group_index) continue;
     for (const FaceSlice& f : msg.faces)
-      unpack_face(kernels_.native(), domain, f, group, vars, graph.edges, h.recv[m]);
+      if (!scheduled ||
+          schedule_.reads[f.block][std::size_t(f.link.face)].kind != FaceRead::Kind::kMessage)
+        unpack_face(kernels_.native(), domain, f, group, vars, graph.edges, h.recv[m]);
   }
 }
 
@@ -283,10 +317,10 @@ void StaticRuntime::stage(Domain& domain, const StageWork& work, stencil::VarRan
           for (std::ptrdiff_t e = 0; e < std::ptrdiff_t(early.size()); ++e)
             run_tasks(domain, std::span(&early[std::size_t(e)], 1), pass);
         }
-        sweep_phase(domain, work, pass, sums, 0);
+        sweep_phase(domain, work, pass, sums, 0, groups[k], halos_[k]);
         if (v == groups[k].v0) wait_receives(halos_[k]);
-        unpack(domain, g, 0, groups[k], pass, halos_[k]);
-        sweep_phase(domain, work, pass, sums, 1);
+        unpack(domain, g, 0, groups[k], pass, halos_[k], true);
+        sweep_phase(domain, work, pass, sums, 1, groups[k], halos_[k]);
       }
     }
     for (Halo& h : halos_) end_halo(h);
@@ -300,7 +334,7 @@ void StaticRuntime::stage(Domain& domain, const StageWork& work, stencil::VarRan
       begin_halo(domain, g, a, group, h);
       fill_axis(domain, g, a, group);
       wait_receives(h);
-      unpack(domain, g, a, group, group, h);
+      unpack(domain, g, a, group, group, h, false);
       end_halo(h);
     }
     sweep_all(domain, work, group, sums);

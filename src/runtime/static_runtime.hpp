@@ -40,12 +40,18 @@ class StaticRuntime final : public MeshRuntime {
   void begin_halo(const Domain& domain, const StageGraph& graph, int group_index,
                   stencil::VarRange vars, Halo& h);
   void wait_receives(Halo& h);
-  // Unpacks `vars` (a part of the group's `group` variables) from the group's messages.
+  // Unpacks `vars` (a part of the group's `group` variables) from the group's messages; in a
+  // `scheduled` (face-only) stage, only the faces the sweeps do not read from the messages.
   void unpack(Domain& domain, const StageGraph& graph, int group_index, stencil::VarRange group,
-              stencil::VarRange vars, const Halo& h);
+              stencil::VarRange vars, const Halo& h, bool scheduled);
   void end_halo(Halo& h);
+  // Sweeps block i, with the ghost faces of a 7-point stage read from `sources` when given.
   void sweep_block(Domain& domain, const StageWork& work, stencil::VarRange vars, std::size_t i,
-                   std::vector<double>& scratch);
+                   std::vector<double>& scratch, const stencil::GhostSources* sources = nullptr);
+  // Where block i's sweep of `pass` (variables of comm group `group`, whose messages are `h`)
+  // reads its ghost faces (SweepSchedule::reads).
+  stencil::GhostSources ghost_sources(const Domain& domain, std::size_t i, stencil::VarRange pass,
+                                      stencil::VarRange group, const Halo& h) const;
   void add_block_sums(std::span<const std::size_t> blocks, const StageWork& work,
                       stencil::VarRange vars, std::span<stencil::ExactSum> sums);
   // Stencils reading edges: every block's ghosts of one axis, then the next axis.
@@ -55,7 +61,8 @@ class StaticRuntime final : public MeshRuntime {
   // Phase 0 (self-contained blocks) or 1 (the rest) of the 7-point schedule, each block's
   // on-rank ghost tasks run just before it.
   void sweep_phase(Domain& domain, const StageWork& work, stencil::VarRange vars,
-                   std::span<stencil::ExactSum> sums, int phase);
+                   std::span<stencil::ExactSum> sums, int phase, stencil::VarRange group,
+                   const Halo& h);
   void run_tasks(Domain& domain, std::span<const GhostTask> tasks, stencil::VarRange vars);
 
   SweepSchedule schedule_;

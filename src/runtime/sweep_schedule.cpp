@@ -5,6 +5,14 @@
 
 namespace miniamr::runtime {
 
+namespace {
+
+bool same_level(const stencil::FaceLink& link) {
+  return link.relation == stencil::GhostRelation::kSameLevel;
+}
+
+}  // namespace
+
 SweepSchedule build_sweep_schedule(const StageGraph& graph, const stencil::BlockShape& shape,
                                    int threads) {
   assert(graph.groups == 1);
@@ -34,25 +42,43 @@ SweepSchedule build_sweep_schedule(const StageGraph& graph, const stencil::Block
   };
 
   std::vector<std::vector<GhostTask>> at(blocks);
+  s.reads.resize(blocks);
   using Kind = GhostTask::Kind;
+  using Read = FaceRead::Kind;
   for (std::size_t dst = 0; dst < blocks; ++dst) {
     for (const GhostFill& f : graph.fills[graph.node(dst, 0)]) {
+      auto& read = s.reads[dst][std::size_t(f.link.face)];
+      assert(read.kind == Read::kGhost);  // a face has one sender, or is a boundary face
       if (f.kind == GhostFill::Kind::kBoundary) {
-        at[pos[dst]].push_back({dst, dst, f.link, Kind::kBoundary});
+        read.kind = Read::kMirror;
       } else if (f.kind == GhostFill::Kind::kLocal) {
         const std::size_t pd = pos[dst], ps = pos[f.src];
         if (chunk(pd) != chunk(ps)) {
           s.early.push_back({dst, f.src, f.link, Kind::kDirect});
         } else if (pd <= ps) {
-          at[pd].push_back({dst, f.src, f.link, Kind::kDirect});
+          if (same_level(f.link))
+            read = {Read::kNeighbour, f.src};  // the sender is swept later by the same thread
+          else
+            at[pd].push_back({dst, f.src, f.link, Kind::kDirect});
         } else {
           const FaceSlot face = append_face_slot(s.deferred_per_var, shape, f.link);
           at[ps].push_back({dst, f.src, f.link, Kind::kPack, face.slot, face.size});
-          at[pd].push_back({dst, f.src, f.link, Kind::kUnpack, face.slot, face.size});
+          if (same_level(f.link))
+            read = {Read::kDeferred, face.slot, 0, face.size};
+          else
+            at[pd].push_back({dst, f.src, f.link, Kind::kUnpack, face.slot, face.size});
         }
       }
     }
   }
+  // Faces from other ranks, read from the received messages.
+  for (std::size_t m = 0; m < graph.recvs.size(); ++m)
+    for (const FaceSlice& f : graph.recvs[m].faces)
+      if (same_level(f.link)) {
+        auto& read = s.reads[f.block][std::size_t(f.link.face)];
+        assert(read.kind == Read::kGhost);
+        read = {Read::kMessage, m, f.offset, f.per_var};
+      }
   s.task_begin.reserve(blocks + 1);
   for (std::size_t p = 0; p < blocks; ++p) {
     s.task_begin.push_back(s.tasks.size());

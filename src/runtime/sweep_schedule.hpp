@@ -1,30 +1,36 @@
 // The static mapper's order for the 7-point stage graph: blocks swept in curve order (those
 // whose ghosts all come from this rank first, while messages are in flight), each Fill node
-// split into its on-rank faces, every face filled before either of its two blocks is swept
-// (so it still reads values from before this stage), and written while the receiver is hot:
-//   * the sender is swept later: the receiver fills the face from it directly, at its own sweep;
-//   * the sender is swept first: at the sender's sweep the face is packed into a compact buffer
-//     (what the receiver needs, level changes applied), and the receiver unpacks it at its own
-//     sweep. Writing the ghosts straight into the later block would touch every cache line of
-//     it (a z face has one ghost per row) long before its sweep, which measured as the largest
-//     cost of a stage; the packed face is a few contiguous lines, and packed and direct fills
-//     give the same bits (stencil/ghost_fill.hpp).
+// split into its faces, and for each face the way its values reach the receiver's sweep: values
+// from before this stage, at hand while the receiver is hot.
+//   * Same-level and domain-boundary faces are read by the sweep where those values are
+//     (stencil/ghost_layers.hpp), never copied into the receiver's ghosts: a boundary face from
+//     the receiver's own layer next to it; an on-rank face from the sender's facing layer when
+//     the sender is swept later, else from the compact copy packed at the sender's sweep (the
+//     deferred-face buffer); a face from another rank from the received message.
+//   * Faces across a level change (ghosts are the sender's cells / 4, or sums of four) are
+//     filled from the sender at the receiver's sweep when the sender is swept later, else
+//     packed at the sender's sweep and unpacked at the receiver's.
+// Writing ghosts straight into a later block would touch every cache line of it (a z face has
+// one ghost per row) long before its sweep, which measured as the largest cost of a stage; a
+// packed face is a few contiguous lines, and packed and direct fills give the same bits
+// (stencil/ghost_fill.hpp).
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "runtime/stage_graph.hpp"
 
 namespace miniamr::runtime {
 
-// An on-rank ghost fill: a link between two blocks, or a domain-boundary face of `dst`.
+// An on-rank ghost fill: a link between two blocks.
 struct GhostTask {
   enum class Kind {
-    kDirect,    // src -> dst ghosts
-    kBoundary,  // dst's domain-boundary face
-    kPack,      // src's face for dst -> the deferred-face buffer
-    kUnpack,    // the deferred-face buffer -> dst ghosts
+    kDirect,  // src -> dst ghosts
+    kPack,    // src's face for dst -> the deferred-face buffer
+    kUnpack,  // the deferred-face buffer -> dst ghosts
   };
   std::size_t dst = 0;
   std::size_t src = 0;
@@ -32,6 +38,19 @@ struct GhostTask {
   Kind kind = Kind::kDirect;
   // kPack, kUnpack: the face's offset and doubles in the deferred-face buffer, per variable
   std::size_t slot = 0, size = 0;
+};
+
+// Where a block's sweep reads one ghost face.
+struct FaceRead {
+  enum class Kind : std::uint8_t {
+    kGhost,      // its own ghost layer
+    kMirror,     // its own layer next to a domain-boundary face
+    kNeighbour,  // the facing layer of block `from`, swept later
+    kDeferred,   // deferred face slot `from` (`size` doubles per variable)
+    kMessage,    // the face at `at` (`size` doubles per variable) of receive `from`
+  };
+  Kind kind = Kind::kGhost;
+  std::size_t from = 0, at = 0, size = 0;
 };
 
 struct SweepSchedule {
@@ -44,6 +63,9 @@ struct SweepSchedule {
   std::vector<GhostTask> early;         // links between two threads' blocks: filled up front
   std::vector<std::size_t> task_begin;  // tasks of position p: [task_begin[p], task_begin[p+1])
   std::vector<GhostTask> tasks;
+  // reads[b][f]: where block b's sweep reads face f. A face read elsewhere than in the ghost
+  // layer has no fill or unpack task (a deferred one keeps its pack).
+  std::vector<std::array<FaceRead, 6>> reads;
   // Doubles per variable of every deferred face: the buffer holds this times the variables of
   // a sweep, and face `slot` of it starts at slot times those variables.
   std::size_t deferred_per_var = 0;

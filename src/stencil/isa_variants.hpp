@@ -10,6 +10,7 @@
 
 #include "stencil/block.hpp"
 #include "stencil/ghost_fill.hpp"
+#include "stencil/ghost_layers.hpp"
 #include "stencil/variable_kernels.hpp"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -32,6 +33,8 @@
 #define MINIAMR_DECLARE_KERNELS(ns, tgt)                                                         \
   namespace ns {                                                                                 \
   [[gnu::target(tgt), gnu::flatten]] double stencil7(Block&, int, std::span<double>);            \
+  [[gnu::target(tgt), gnu::flatten]] double stencil7_from(Block&, int, const GhostLayers&,       \
+                                                          std::span<double>);                    \
   [[gnu::target(tgt), gnu::flatten]] double stencil27(Block&, int, std::span<double>);           \
   [[gnu::target(tgt), gnu::flatten]] double stencil_variable(Block&, int, std::int64_t,          \
                                                              const VariableCoeffs&,              \

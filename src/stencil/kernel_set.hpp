@@ -17,6 +17,7 @@
 
 #include "stencil/block.hpp"
 #include "stencil/ghost_fill.hpp"
+#include "stencil/ghost_layers.hpp"
 #include "stencil/variable_kernels.hpp"
 
 namespace miniamr::stencil {
@@ -38,6 +39,8 @@ Isa best_isa();
 struct KernelSet {
   Isa isa = Isa::kBaseline;
   double (*stencil7)(Block& block, int var, std::span<double> scratch);
+  double (*stencil7_from)(Block& block, int var, const GhostLayers& layers,
+                          std::span<double> scratch);
   double (*stencil27)(Block& block, int var, std::span<double> scratch);
   double (*stencil_variable)(Block& block, int var, std::int64_t calc_stage,
                              const VariableCoeffs& coeffs, std::span<double> scratch);

@@ -53,7 +53,8 @@ struct DivideBy7 {
 };
 
 template <int NZ, class Divide>
-double stencil7_fixed(Block& block, int var, std::span<double> scratch, Divide divide) {
+double stencil7_fixed(Block& block, int var, const GhostLayers& layers, std::span<double> scratch,
+                      Divide divide) {
   static_assert(NZ % LaneSum::kLanes == 0 && LaneSum::kLanes == 8);
   const BlockShape& s = block.shape();
   assert(s.nz == NZ);
@@ -63,27 +64,51 @@ double stencil7_fixed(Block& block, int var, std::span<double> scratch, Divide d
   const std::size_t dense = std::size_t(ny) * NZ;
   assert(scratch.size() >= 2 * dense);
   double* u = block.var(var).data();
+  const auto& L = layers.face;
   double* saved[2] = {scratch.data(), scratch.data() + dense};
   v4d lane[2] = {{0, 0, 0, 0}, {0, 0, 0, 0}};  // LaneSum's lanes 0-3 and 4-7
   constexpr int kV = NZ / 4;
-  // Old plane i-1: the block's ghost plane for i = 1 (never written), then the saved copy.
-  const double* w = u + r + 1;
-  std::ptrdiff_t wr = r;
+  // x and y faces are read through their layers' rows (contiguous along z); z ghosts read
+  // from another layer are copied into the block's own, two per row, a plane ahead of its
+  // sweep: the rows are loaded right after anyway (where a z face filled before the sweep
+  // touches one line per row on its own), and the copies have left the store buffer by the
+  // time the row's shifted loads read them.
+  assert(L[0].sc == 1 && L[1].sc == 1 && L[2].sc == 1 && L[3].sc == 1);
+  const bool z_own[2] = {L[4].first == u + plane + r, L[5].first == u + plane + r + NZ + 1};
+  const auto copy_z_ghosts = [&](int i) {
+    for (int side = 0; side < 2; ++side) {
+      if (z_own[side]) continue;
+      const GhostLayer& from = L[4 + side];
+      const double* f = from.first + (i - 1) * from.sb;  // the ghost of row (i,1) and on
+      double* to = u + i * plane + r + (side == 0 ? 0 : NZ + 1);
+      for (int j = 0; j < ny; ++j) to[j * r] = f[j * from.sc];
+    }
+  };
+  copy_z_ghosts(1);
+  // Old plane i-1: the x- layer for i = 1 (never written), then the saved copy.
+  const double* w = L[0].first;
+  std::ptrdiff_t wr = L[0].sb;
   for (int i = 1; i <= nx; ++i) {
     double* c = u + i * plane + r + 1;  // cell (i,1,1)
+    // Old plane i+1 (not yet swept), or the x+ layer after the last plane.
+    const double* e = i < nx ? c + plane : L[1].first;
+    const std::ptrdiff_t er = i < nx ? r : L[1].sb;
+    if (i < nx) copy_z_ghosts(i + 1);
+    const double* top = L[3].first + (i - 1) * L[3].sb;  // y+ ghosts of plane i
     double* keep = saved[i & 1];
     v4d below[kV], here[kV], above[kV];
     for (int q = 0; q < kV; ++q) {
-      below[q] = at4(c - r + 4 * q);
+      below[q] = at4(L[2].first + (i - 1) * L[2].sb + 4 * q);  // y- ghosts of plane i
       here[q] = at4(c + 4 * q);
     }
-    for (int j = 0; j < ny; ++j, c += r, w += wr, keep += NZ) {
-      for (int q = 0; q < kV; ++q) above[q] = at4(c + r + 4 * q);
+    for (int j = 0; j < ny; ++j, c += r, e += er, w += wr, keep += NZ) {
+      const double* up = j + 1 < ny ? c + r : top;
+      for (int q = 0; q < kV; ++q) above[q] = at4(up + 4 * q);
       v4d v[kV];
       for (int q = 0; q < kV; ++q) {
         const int k = 4 * q;
         v[q] = at4(w + k) + below[q] + at4(c + k - 1) + here[q] + at4(c + k + 1) + above[q] +
-               at4(c + plane + k);
+               at4(e + k);
         divide(v[q]);
         lane[q & 1] += v[q];
       }
@@ -111,19 +136,21 @@ struct DivideBy7 {};  // no fixed-row kernel: the generic sweep divides in its r
 // instruction-set variant passes its own).
 template <class Divide>
 double stencil7_with([[maybe_unused]] Divide divide, Block& block, int var,
-                     std::span<double> scratch) {
+                     const GhostLayers& layers, std::span<double> scratch) {
 #ifdef MINIAMR_STENCIL7_FIXED
   // Rows of 8 and 16 cells (blocks that live in L1/L2); longer rows keep the generic sweep,
   // whose plane copies and write prefetch measured faster from 32 on.
   switch (block.shape().nz) {
     case 8:
-      return stencil7_fixed<8>(block, var, scratch, divide);
+      return stencil7_fixed<8>(block, var, layers, scratch, divide);
     case 16:
-      return stencil7_fixed<16>(block, var, scratch, divide);
+      return stencil7_fixed<16>(block, var, layers, scratch, divide);
     default:
       break;
   }
 #endif
+  // The generic sweep reads ghosts only: layers read from elsewhere are copied in first.
+  copy_ghost_layers(block, var, layers);
   const auto r = static_cast<std::ptrdiff_t>(block.shape().row());
   const int nz = block.shape().nz;
   return sweep_planes(block, var, scratch,
@@ -135,7 +162,11 @@ double stencil7_with([[maybe_unused]] Divide divide, Block& block, int var,
 }  // namespace
 
 double stencil7(Block& block, int var, std::span<double> scratch) {
-  return stencil7_with(DivideBy7{}, block, var, scratch);
+  return stencil7_from(block, var, own_ghost_layers(block, var), scratch);
+}
+
+double stencil7_from(Block& block, int var, const GhostLayers& layers, std::span<double> scratch) {
+  return stencil7_with(DivideBy7{}, block, var, layers, scratch);
 }
 
 // Each plane sum P(x) is computed once and reused by the three output planes that need it;
@@ -185,7 +216,10 @@ double interior_sum(const Block& block, int var) {
     }                                                                                         \
   };                                                                                          \
   double stencil7(Block& b, int v, std::span<double> s) {                                     \
-    return stencil7_with(DivideBy7{}, b, v, s);                                               \
+    return stencil7_with(DivideBy7{}, b, v, own_ghost_layers(b, v), s);                       \
+  }                                                                                           \
+  double stencil7_from(Block& b, int v, const GhostLayers& l, std::span<double> s) {          \
+    return stencil7_with(DivideBy7{}, b, v, l, s);                                            \
   }                                                                                           \
   }                                                                                           \
   MINIAMR_KERNEL_VARIANT(ns, tgt, double, stencil27, (Block & b, int v, std::span<double> s), \

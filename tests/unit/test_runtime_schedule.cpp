@@ -1,9 +1,12 @@
-// The sweep schedule must fill every on-rank ghost face exactly once, before either of its two
-// blocks is swept, and only from one thread's own blocks (or up front); a face deferred through
-// the packed buffer is packed at its sender's sweep and unpacked at its receiver's.
+// The sweep schedule must bring every on-rank ghost face to its receiver exactly once, before
+// either of its two blocks is swept, and only from one thread's own blocks (or up front): a
+// face deferred through the packed buffer is packed at its sender's sweep and unpacked at its
+// receiver's; a face read in place of the ghosts is a boundary face (the receiver's own layer)
+// or a same-level face whose sender the same thread sweeps later.
 #include <algorithm>
 #include <map>
 #include <random>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -13,19 +16,26 @@ using namespace miniamr::runtime;
 
 namespace {
 
+// Each ghost face of a block gets at most one same-level sender or is a boundary face, as in
+// a mesh; relations are same-level and, one link in three, coarse to fine.
 GhostPlan random_plan(std::size_t blocks, std::mt19937& rng) {
+  using miniamr::stencil::GhostRelation;
   GhostPlan plan;
   plan.needs_remote.resize(blocks);
   for (auto& r : plan.needs_remote) r = char(rng() % 3 == 0);
+  std::set<std::pair<std::size_t, int>> taken;
   for (std::size_t k = 0; k < 5 * blocks; ++k) {
     const std::size_t a = rng() % blocks, b = rng() % blocks;
-    if (a == b) continue;
     const int face = int(rng() % 6);
-    plan.local[std::size_t(face / 2)].push_back(
-        {a, b, {miniamr::stencil::GhostRelation::kSameLevel, face, {}}});
+    if (a == b || !taken.emplace(a, face).second) continue;
+    const auto relation = k % 3 == 0 ? GhostRelation::kCoarseToFine : GhostRelation::kSameLevel;
+    plan.local[std::size_t(face / 2)].push_back({a, b, {relation, face, {}}});
   }
-  for (std::size_t k = 0; k < blocks; ++k)
-    plan.boundary[k % 3].push_back({rng() % blocks, int(2 * (k % 3))});
+  for (std::size_t k = 0; k < blocks; ++k) {
+    const std::size_t block = rng() % blocks;
+    const int face = int(2 * (k % 3));
+    if (taken.emplace(block, face).second) plan.boundary[k % 3].push_back({block, face});
+  }
   return plan;
 }
 
@@ -63,11 +73,12 @@ TEST(SweepSchedule, EveryFaceOnceAndBeforeBothSweeps) {
       for (std::size_t p = 0; p < blocks; ++p) {
         for (std::size_t k = s.task_begin[p]; k < s.task_begin[p + 1]; ++k) {
           const GhostTask& t = s.tasks[k];
-          const Face face{t.dst, t.src, t.link.face, t.kind == Kind::kBoundary};
+          const Face face{t.dst, t.src, t.link.face, false};
           switch (t.kind) {
-            case Kind::kBoundary:
             case Kind::kDirect:
-              // At the receiver's sweep, before the sender's values change.
+              // At the receiver's sweep, before the sender's values change; a same-level face
+              // is read from its sender instead.
+              EXPECT_NE(t.link.relation, miniamr::stencil::GhostRelation::kSameLevel);
               EXPECT_EQ(p, pos[t.dst]);
               EXPECT_LE(p, pos[t.src]);
               ++seen[face];
@@ -83,6 +94,7 @@ TEST(SweepSchedule, EveryFaceOnceAndBeforeBothSweeps) {
               slots.emplace_back(t.slot, t.slot + t.size);
               break;
             case Kind::kUnpack: {
+              EXPECT_NE(t.link.relation, miniamr::stencil::GhostRelation::kSameLevel);
               EXPECT_EQ(p, pos[t.dst]);
               const auto it = packed.find(t.slot);
               ASSERT_NE(it, packed.end()) << "unpacked before it was packed";
@@ -94,7 +106,41 @@ TEST(SweepSchedule, EveryFaceOnceAndBeforeBothSweeps) {
           }
         }
       }
-      EXPECT_TRUE(packed.empty()) << "a packed face was never unpacked";
+      // Faces read in place of the ghosts (a deferred one from the slot its sender packed).
+      using Read = FaceRead::Kind;
+      ASSERT_EQ(s.reads.size(), blocks);
+      for (std::size_t dst = 0; dst < blocks; ++dst)
+        for (int f = 0; f < 6; ++f) {
+          const FaceRead& r = s.reads[dst][std::size_t(f)];
+          switch (r.kind) {
+            case Read::kGhost:
+              break;
+            case Read::kMirror:
+              ++seen[{dst, dst, f, true}];
+              break;
+            case Read::kNeighbour:
+              EXPECT_LT(pos[dst], pos[r.from]) << "read after its sender was swept";
+              EXPECT_EQ(chunk(pos[dst]), chunk(pos[r.from]));
+              ++seen[{dst, r.from, f, false}];
+              break;
+            case Read::kDeferred: {
+              const auto it = packed.find(r.from);
+              ASSERT_NE(it, packed.end()) << "read from a slot nothing was packed into";
+              EXPECT_EQ(std::get<0>(it->second), dst);
+              EXPECT_EQ(std::get<2>(it->second), f);
+              EXPECT_EQ(r.size,
+                        miniamr::stencil::packed_size(
+                            shape, miniamr::stencil::GhostRelation::kSameLevel, f / 2, 1, false));
+              ++seen[it->second];
+              packed.erase(it);
+              break;
+            }
+            case Read::kMessage:
+              ADD_FAILURE() << "a message read without messages";
+              break;
+          }
+        }
+      EXPECT_TRUE(packed.empty()) << "a packed face was never unpacked or read";
       std::sort(slots.begin(), slots.end());
       for (std::size_t k = 0; k < slots.size(); ++k) {
         EXPECT_LE(slots[k].second, k + 1 < slots.size() ? slots[k + 1].first : s.deferred_per_var)

@@ -17,6 +17,7 @@
 
 #include "stencil/block.hpp"
 #include "stencil/ghost_fill.hpp"
+#include "stencil/ghost_layers.hpp"
 #include "stencil/kernel_set.hpp"
 #include "stencil/plane_sweep.hpp"
 #include "stencil/variable_kernels.hpp"
@@ -199,6 +200,64 @@ TEST(KernelSet, GhostFillsAreBitwiseTheBaselines) {
             k.fill_boundary(b, face, vars, edges);
             EXPECT_TRUE(same_bits(a, b)) << what;
           }
+        }
+      }
+    }
+  }
+}
+
+// The 7-point kernel reading ghost faces from other layers (ghost_layers.hpp) gives bitwise the
+// values and sums of the plain kernel on a block whose ghosts were filled from those layers: a
+// same-level neighbour's facing layer (fill_direct; packed by pack() for kPacked) or the block's
+// own layer next to a boundary face (fill_boundary). Every variant, the fixed-row shapes and the
+// generic ones (which copy the layers into the ghosts first), each face read each of the four
+// ways, the layers stepped from variable to variable. The block's own ghosts start random, so a
+// face the kernel read from its stale ghosts would show.
+TEST(KernelSet, Stencil7FromLayersIsStencil7AfterFills) {
+  using Kind = GhostSource::Kind;
+  std::vector<Isa> isas = wider_supported();
+  isas.insert(isas.begin(), Isa::kBaseline);
+  for (const Isa isa : isas) {
+    const KernelSet& k = kernel_set(isa);
+    for (const BlockShape& shape : kShapes) {
+      std::vector<double> scratch(stencil_scratch_size(shape));
+      const VarRange all{0, shape.num_vars};
+      std::vector<Block> neighbours;
+      std::vector<std::vector<double>> packed;
+      for (int f = 0; f < 6; ++f) {
+        neighbours.push_back(random_block(shape, 40 + std::uint64_t(f)));
+        const FaceLink link{GhostRelation::kSameLevel, f, {}};
+        packed.emplace_back(
+            packed_size(shape, GhostRelation::kSameLevel, f / 2, all.count(), false));
+        k.pack(neighbours.back(), link, all, false, packed.back());
+      }
+      for (int pattern = 0; pattern < 4; ++pattern) {
+        GhostSources sources;
+        Block want = random_block(shape, 23);
+        for (int f = 0; f < 6; ++f) {
+          const auto kind = Kind((f + pattern) % 4);
+          const auto face = std::size_t(f);
+          sources[face] = {kind, &neighbours[face], packed[face].data(),
+                           packed[face].size() / std::size_t(all.count()), 0};
+          if (kind == Kind::kNeighbour || kind == Kind::kPacked)
+            k.fill_direct(want, neighbours[face], {GhostRelation::kSameLevel, f, {}}, all, false);
+          if (kind == Kind::kMirror) k.fill_boundary(want, f, all, false);
+        }
+        Block got = random_block(shape, 23);
+        const std::string what = std::string(isa_name(isa)) + " nz " + std::to_string(shape.nz) +
+                                 " pattern " + std::to_string(pattern);
+        GhostLayers layers = ghost_layers(got, 0, sources);
+        for (int v = 0; v < shape.num_vars; ++v) {
+          if (v > 0) layers.next_var();
+          const double sw = k.stencil7(want, v, scratch);
+          const double sg = k.stencil7_from(got, v, layers, scratch);
+          EXPECT_EQ(std::bit_cast<std::uint64_t>(sw), std::bit_cast<std::uint64_t>(sg)) << what;
+          for (int i = 1; i <= shape.nx; ++i)
+            for (int j = 1; j <= shape.ny; ++j)
+              ASSERT_EQ(0,
+                        std::memcmp(&want.var(v)[shape.at(i, j, 1)], &got.var(v)[shape.at(i, j, 1)],
+                                    std::size_t(shape.nz) * sizeof(double)))
+                  << what << " var " << v << " row " << i << "," << j;
         }
       }
     }
