@@ -19,26 +19,21 @@ FaceAxes face_axes(const BlockShape& s, int face) {
   return {stride[a], stride[b], stride[c], n[a], n[b], n[c]};
 }
 
-// The block's own ghost layer of `face`.
-GhostLayer ghost_layer(const double* u, const FaceAxes& x, bool upper, std::ptrdiff_t next) {
-  return {u + (upper ? x.na + 1 : 0) * x.sa + x.sb + x.sc, x.sb, x.sc, next};
-}
-
 }  // namespace
 
 GhostLayers ghost_layers(const Block& block, int var, const GhostSources& sources) {
-  GhostLayers l;
+  GhostLayers l = own_ghost_layers(block, var);
   const BlockShape& s = block.shape();
+  const double* u = block.var(var).data();
+  const auto next = std::ptrdiff_t(s.var_stride());
   for (int f = 0; f < 6; ++f) {
     const GhostSource& src = sources[std::size_t(f)];
+    if (src.kind == GhostSource::Kind::kGhost) continue;
     const FaceAxes x = face_axes(s, f);
     const bool upper = (f & 1) != 0;
-    const double* u = block.var(var).data();
-    const auto next = std::ptrdiff_t(s.var_stride());
     GhostLayer& layer = l.face[std::size_t(f)];
     switch (src.kind) {
       case GhostSource::Kind::kGhost:
-        layer = ghost_layer(u, x, upper, next);
         break;
       case GhostSource::Kind::kMirror:  // the receiver's own layer next to the face
         layer = {u + (upper ? x.na : 1) * x.sa + x.sb + x.sc, x.sb, x.sc, next};
@@ -59,15 +54,11 @@ GhostLayers ghost_layers(const Block& block, int var, const GhostSources& source
   return l;
 }
 
-GhostLayers own_ghost_layers(const Block& block, int var) {
-  return ghost_layers(block, var, GhostSources{});
-}
-
 void copy_ghost_layers(Block& block, int var, const GhostLayers& layers) {
   double* u = block.var(var).data();
   for (int f = 0; f < 6; ++f) {
     const FaceAxes x = face_axes(block.shape(), f);
-    const GhostLayer own = ghost_layer(u, x, (f & 1) != 0, 0);
+    const GhostLayer own = own_ghost_layers(block, var).face[std::size_t(f)];
     const GhostLayer& from = layers.face[std::size_t(f)];
     if (from.first == own.first) continue;
     double* to = u + (own.first - u);  // the same address, writable

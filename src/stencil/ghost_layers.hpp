@@ -51,10 +51,23 @@ struct GhostLayers {
   }
 };
 
+// Every face read from the block's own ghosts. Inline: the plain 7-point kernel starts here.
+inline GhostLayers own_ghost_layers(const Block& block, int var) {
+  const BlockShape& s = block.shape();
+  const double* u = block.var(var).data();
+  const auto p = std::ptrdiff_t(s.plane()), r = std::ptrdiff_t(s.row());
+  const auto next = std::ptrdiff_t(s.var_stride());
+  GhostLayers l;
+  l.face[0] = {u + r + 1, r, 1, next};                   // ghost (0, 1, 1)
+  l.face[1] = {u + (s.nx + 1) * p + r + 1, r, 1, next};  // (nx+1, 1, 1)
+  l.face[2] = {u + p + 1, p, 1, next};                   // (1, 0, 1)
+  l.face[3] = {u + p + (s.ny + 1) * r + 1, p, 1, next};  // (1, ny+1, 1)
+  l.face[4] = {u + p + r, p, r, next};                   // (1, 1, 0)
+  l.face[5] = {u + p + r + s.nz + 1, p, r, next};        // (1, 1, nz+1)
+  return l;
+}
 // The layers of variable `var` of `block` under `sources`.
 GhostLayers ghost_layers(const Block& block, int var, const GhostSources& sources);
-// Every face read from the block's own ghosts.
-GhostLayers own_ghost_layers(const Block& block, int var);
 // Copies every face that `layers` reads from elsewhere into the block's own ghost layer (the
 // in-plane interior cells: the faces a 7-point sweep reads), for kernels that read ghosts only.
 void copy_ghost_layers(Block& block, int var, const GhostLayers& layers);
