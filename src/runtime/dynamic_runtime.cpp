@@ -333,7 +333,8 @@ void DynamicRuntime::Batch::fill_block(std::size_t b, int group, std::size_t lan
           k.fill_direct(dst, domain.blocks[f.src], f.link, v, graph.edges);
         break;
       case GhostFill::Kind::kBoundary:
-        k.fill_boundary(dst, f.link.face, v, graph.edges);
+        // A face-only sweep reads the block's own layer in place of these ghosts (sweep()).
+        if (graph.edges) k.fill_boundary(dst, f.link.face, v, graph.edges);
         break;
       case GhostFill::Kind::kRemote:
         unpack_face(k, domain, graph.recvs[f.message].faces[f.face], v, v, graph.edges,
@@ -392,7 +393,17 @@ void DynamicRuntime::Batch::sweep(std::size_t unit, std::size_t lane) {
     const std::span<double> sums =
         work.checksum ? std::span(block_sums[s]).subspan(b * nv + first, std::size_t(v.count()))
                       : std::span<double>();
-    rt.kernels_.sweep(domain.blocks[b], work, v, scratch, sums);
+    // Domain-boundary faces of a face-only stencil are read from the block's own layer next to
+    // them (stencil/ghost_layers.hpp), never filled.
+    stencil::GhostSources sources;
+    bool mirrors = false;
+    if (!graph.edges)
+      for (const GhostFill& f : graph.fills[graph.node(b, 0)])
+        if (f.kind == GhostFill::Kind::kBoundary) {
+          sources[std::size_t(f.link.face)].kind = stencil::GhostSource::Kind::kMirror;
+          mirrors = true;
+        }
+    rt.kernels_.sweep(domain.blocks[b], work, v, scratch, sums, mirrors ? &sources : nullptr);
   }
 }
 
