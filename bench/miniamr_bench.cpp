@@ -21,6 +21,7 @@
 #include "sphere_octree.hpp"
 #include "stencil/block.hpp"
 #include "stencil/ghost_fill.hpp"
+#include "stencil/ghost_layers.hpp"
 #include "stencil/kernel_set.hpp"
 #include "stencil/plane_sweep.hpp"
 #include "stencil/split_coarsen.hpp"
@@ -88,6 +89,46 @@ BENCHMARK(BM_Stencil<27>)
     ->Name("BM_Stencil27")
     ->ArgNames({"nx", "vars", "isa"})
     ->ArgsProduct({{8, 16, 32}, {1, 40}, kIsas});
+
+// ---- a block's 7-point stage with its six ghost faces: filled, or read in place ---------------
+// Mode 0: the six faces filled from same-level neighbours (fill_direct), then the sweep; 1: the
+// sweep reading the neighbours' facing layers in place (ghost_layers.hpp); 2: six boundary
+// faces filled (fill_boundary), then the sweep; 3: the sweep reading the block's own layers
+// next to them. Same values and bits either way; the difference is the fills' cost.
+void BM_Stencil7Faces(benchmark::State& state) {
+  const stencil::KernelSet* k = kernels_for(state, 2);
+  if (k == nullptr) return;
+  const BlockShape shape = cube(int(state.range(0)), int(state.range(1)));
+  const auto mode = state.range(3);
+  Block b = make_block(shape, 1);
+  std::vector<Block> neighbours;
+  for (int f = 0; f < 6; ++f) neighbours.push_back(make_block(shape, 2 + std::uint64_t(f)));
+  stencil::GhostSources sources;
+  for (std::size_t f = 0; f < 6; ++f) {
+    if (mode == 1) sources[f] = {stencil::GhostSource::Kind::kNeighbour, &neighbours[f]};
+    if (mode == 3) sources[f].kind = stencil::GhostSource::Kind::kMirror;
+  }
+  const stencil::VarRange all{0, shape.num_vars};
+  std::vector<double> scratch(stencil::stencil_scratch_size(shape));
+  for (auto _ : state) {
+    double sum = 0;
+    for (int f = 0; f < 6 && mode == 0; ++f)
+      k->fill_direct(b, neighbours[std::size_t(f)], {GhostRelation::kSameLevel, f, {}}, all, false);
+    for (int f = 0; f < 6 && mode == 2; ++f) k->fill_boundary(b, f, all, false);
+    stencil::GhostLayers layers = stencil::ghost_layers(b, 0, sources);
+    for (int v = 0; v < shape.num_vars; ++v) {
+      if (v > 0) layers.next_var();
+      sum += mode == 0 || mode == 2 ? k->stencil7(b, v, scratch)
+                                    : k->stencil7_from(b, v, layers, scratch);
+    }
+    benchmark::DoNotOptimize(sum);
+  }
+  const auto updates = std::int64_t(shape.interior_cells()) * shape.num_vars;
+  state.SetItemsProcessed(state.iterations() * updates);
+}
+BENCHMARK(BM_Stencil7Faces)
+    ->ArgNames({"nx", "vars", "isa", "mode"})
+    ->ArgsProduct({{8, 16}, {2, 40}, kIsas, {0, 1, 2, 3}});
 
 // ---- the harness itself ----------------------------------------------------------------------
 // Debian's libbenchmark is built as DEBUG (its banner warns that timings may be affected). Only
