@@ -21,13 +21,14 @@ namespace {
 // are stored over it, its old values (already in registers) go to a dense scratch plane (ny
 // rows of NZ), where plane i+1 reads them as its x-1 neighbour. Per four updates: five loads
 // and two stores, no copy of a whole padded plane and no write-back pass. The rows are written with
-// four-double vectors (GNU vector extension): the compiler maps them to one AVX2 register or two
-// SSE2 ones, and the AVX-512 variant runs them as 256-bit operations too (eight-double vectors
-// ran the AVX2 variant 3.3x slower than four-double ones, slower than SSE2, and the AVX-512
-// one no faster; BM_Stencil7); the auto-vectoriser leaves the fully unrolled rows scalar.
-// Every lane does the additions of rows::seven_point in the same order, and the two
-// accumulators are LaneSum's lanes 0-3 and 4-7 (cell k of a row into lane k % 8), combined as
-// LaneSum::total() does, so values and the returned sum are bitwise those of the generic sweep.
+// vectors of the GNU vector extension, the variant's `Divide::Vector`: four doubles in the
+// baseline (two SSE2 registers) and AVX2 (one register; eight-double vectors ran it 3.3x
+// slower), eight in AVX-512, one register (BM_Stencil7 8^3 and 16^3, 40 variables: 0.77x and
+// 0.70x the time of four, once the division no longer bounded it); the auto-vectoriser leaves
+// the fully unrolled rows scalar. Every lane does the additions of rows::seven_point in the
+// same order, and the accumulators hold LaneSum's lanes (cell k of a row into lane k % 8: 0-3
+// and 4-7, or 0-7), combined as LaneSum::total() does, so values and the returned sum are
+// bitwise those of the generic sweep.
 #if defined(__GNUC__) || defined(__clang__)
 #define MINIAMR_STENCIL7_FIXED 1
 using v4d = double __attribute__((vector_size(32)));
@@ -36,16 +37,34 @@ using v4d = double __attribute__((vector_size(32)));
 // a different ABI in the wider variants.
 using v4d_unaligned = double __attribute__((vector_size(32), aligned(8), may_alias));
 
-inline const v4d_unaligned& at4(const double* p) {
-  return *reinterpret_cast<const v4d_unaligned*>(p);
-}
+// Eight doubles, one AVX-512 register: the AVX-512 variant's rows.
+using v8d = double __attribute__((vector_size(64)));
+using v8d_unaligned = double __attribute__((vector_size(64), aligned(8), may_alias));
 
-inline v4d_unaligned& at4(double* p) {
-  return *reinterpret_cast<v4d_unaligned*>(p);
+template <class V>
+struct Unaligned;
+template <>
+struct Unaligned<v4d> {
+  using type = v4d_unaligned;
+};
+template <>
+struct Unaligned<v8d> {
+  using type = v8d_unaligned;
+};
+
+// A vector of type V at p.
+template <class V>
+inline const typename Unaligned<V>::type& at(const double* p) {
+  return *reinterpret_cast<const typename Unaligned<V>::type*>(p);
+}
+template <class V>
+inline typename Unaligned<V>::type& at(double* p) {
+  return *reinterpret_cast<typename Unaligned<V>::type*>(p);
 }
 
 // The baseline's division: four lanes of x / 7.0.
 struct DivideBy7 {
+  using Vector = v4d;
   void operator()(v4d& x) const {
     const v4d seven = {7.0, 7.0, 7.0, 7.0};
     x = x / seven;
@@ -56,6 +75,9 @@ template <int NZ, class Divide>
 double stencil7_fixed(Block& block, int var, const GhostLayers& layers, std::span<double> scratch,
                       Divide divide) {
   static_assert(NZ % LaneSum::kLanes == 0 && LaneSum::kLanes == 8);
+  using V = typename Divide::Vector;  // the variant's rows: four or eight doubles
+  constexpr int kW = int(sizeof(V) / sizeof(double));
+  constexpr int kAcc = LaneSum::kLanes / kW;  // accumulators for LaneSum's eight lanes
   const BlockShape& s = block.shape();
   assert(s.nz == NZ);
   constexpr std::ptrdiff_t r = NZ + 2;
@@ -66,8 +88,8 @@ double stencil7_fixed(Block& block, int var, const GhostLayers& layers, std::spa
   double* u = block.var(var).data();
   const auto& L = layers.face;
   double* saved[2] = {scratch.data(), scratch.data() + dense};
-  v4d lane[2] = {{0, 0, 0, 0}, {0, 0, 0, 0}};  // LaneSum's lanes 0-3 and 4-7
-  constexpr int kV = NZ / 4;
+  V lane[kAcc] = {};  // LaneSum's lanes: 0-3 and 4-7, or 0-7
+  constexpr int kV = NZ / kW;
   // x and y faces are read through their layers' rows (contiguous along z); z ghosts read
   // from another layer are copied into the block's own, two per row, a plane ahead of its
   // sweep: the rows are loaded right after anyway (where a z face filled before the sweep
@@ -96,27 +118,27 @@ double stencil7_fixed(Block& block, int var, const GhostLayers& layers, std::spa
     if (i < nx) copy_z_ghosts(i + 1);
     const double* top = L[3].first + (i - 1) * L[3].sb;  // y+ ghosts of plane i
     double* keep = saved[i & 1];
-    v4d below[kV], here[kV], above[kV];
+    V below[kV], here[kV], above[kV];
     for (int q = 0; q < kV; ++q) {
-      below[q] = at4(L[2].first + (i - 1) * L[2].sb + 4 * q);  // y- ghosts of plane i
-      here[q] = at4(c + 4 * q);
+      below[q] = at<V>(L[2].first + (i - 1) * L[2].sb + kW * q);  // y- ghosts of plane i
+      here[q] = at<V>(c + kW * q);
     }
     for (int j = 0; j < ny; ++j, c += r, e += er, w += wr, keep += NZ) {
       const double* up = j + 1 < ny ? c + r : top;
-      for (int q = 0; q < kV; ++q) above[q] = at4(up + 4 * q);
-      v4d v[kV];
+      for (int q = 0; q < kV; ++q) above[q] = at<V>(up + kW * q);
+      V v[kV];
       for (int q = 0; q < kV; ++q) {
-        const int k = 4 * q;
-        v[q] = at4(w + k) + below[q] + at4(c + k - 1) + here[q] + at4(c + k + 1) + above[q] +
-               at4(e + k);
+        const int k = kW * q;
+        v[q] = at<V>(w + k) + below[q] + at<V>(c + k - 1) + here[q] + at<V>(c + k + 1) + above[q] +
+               at<V>(e + k);
         divide(v[q]);
-        lane[q & 1] += v[q];
+        lane[q % kAcc] += v[q];
       }
       // Row j's old values are still needed by plane i+1 (kept) and row j+1 (below): only
       // now, with every shifted load of the row done, are they overwritten.
       for (int q = 0; q < kV; ++q) {
-        at4(keep + 4 * q) = here[q];
-        at4(c + 4 * q) = v[q];
+        at<V>(keep + kW * q) = here[q];
+        at<V>(c + kW * q) = v[q];
         below[q] = here[q];
         here[q] = above[q];
       }
@@ -124,9 +146,10 @@ double stencil7_fixed(Block& block, int var, const GhostLayers& layers, std::spa
     w = saved[i & 1];
     wr = NZ;
   }
-  const v4d& lo = lane[0];
-  const v4d& hi = lane[1];
-  return ((lo[0] + lo[1]) + (lo[2] + lo[3])) + ((hi[0] + hi[1]) + (hi[2] + hi[3]));
+  double l[LaneSum::kLanes];
+  for (int a = 0; a < kAcc; ++a)
+    for (int k = 0; k < kW; ++k) l[a * kW + k] = lane[a][k];
+  return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
 }
 #else
 struct DivideBy7 {};  // no fixed-row kernel: the generic sweep divides in its rows
@@ -202,9 +225,33 @@ double interior_sum(const Block& block, int var) {
 // NaN the plain way. BM_Stencil7 8^3 and 16^3: 0.84 and 0.81 of the time with the division.
 // The generic rows and the 27-point combine keep the division: four-double rows with this
 // quotient ran them 1.15-1.3x slower than the compiler's vectorised division loops.
+#ifdef MINIAMR_ISA_VARIANTS
+namespace avx2 {
+struct DivideBy7;
+using Divide7 = DivideBy7;  // rows of four doubles (eight ran 3.3x slower in AVX2 registers)
+}  // namespace avx2
+namespace avx512 {
+// Rows of eight doubles, one register: the same quotient, lanes and sums as four at a time.
+struct DivideBy7x8 {
+  using Vector = v8d;
+  [[gnu::target("arch=x86-64-v4")]] void operator()(v8d& x) const {
+    const __m512d d = _mm512_set1_pd(7.0), inv = _mm512_set1_pd(1.0 / 7.0);
+    const __m512d q = _mm512_mul_pd(x, inv);
+    const __m512d rest = _mm512_fnmadd_pd(q, d, x);
+    const __m512d quotient = _mm512_fmadd_pd(rest, inv, q);
+    const __mmask8 normal =
+        _mm512_cmp_pd_mask(_mm512_abs_pd(quotient), _mm512_set1_pd(0x1p-960), _CMP_GE_OQ);
+    x = normal == 0xFF ? v8d(quotient) : x / v8d(d);
+  }
+};
+using Divide7 = DivideBy7x8;
+}  // namespace avx512
+#endif
+
 #define MINIAMR_STENCIL_VARIANTS(ns, tgt)                                                     \
   namespace ns {                                                                              \
   struct DivideBy7 {                                                                          \
+    using Vector = v4d;                                                                       \
     [[gnu::target(tgt)]] void operator()(v4d& x) const {                                      \
       const __m256d d = _mm256_set1_pd(7.0), inv = _mm256_set1_pd(1.0 / 7.0);                 \
       const __m256d q = _mm256_mul_pd(x, inv);                                                \
@@ -216,10 +263,10 @@ double interior_sum(const Block& block, int var) {
     }                                                                                         \
   };                                                                                          \
   double stencil7(Block& b, int v, std::span<double> s) {                                     \
-    return stencil7_with(DivideBy7{}, b, v, own_ghost_layers(b, v), s);                       \
+    return stencil7_with(Divide7{}, b, v, own_ghost_layers(b, v), s);                         \
   }                                                                                           \
   double stencil7_from(Block& b, int v, const GhostLayers& l, std::span<double> s) {          \
-    return stencil7_with(DivideBy7{}, b, v, l, s);                                            \
+    return stencil7_with(Divide7{}, b, v, l, s);                                              \
   }                                                                                           \
   }                                                                                           \
   MINIAMR_KERNEL_VARIANT(ns, tgt, double, stencil27, (Block & b, int v, std::span<double> s), \
