@@ -51,7 +51,8 @@ struct GhostLayers {
   }
 };
 
-// Every face read from the block's own ghosts. Inline: the plain 7-point kernel starts here.
+// Every face read from the block's own ghosts (face_geom.hpp's ghost layers, spelt out: the
+// plain 7-point kernel starts here on every call).
 inline GhostLayers own_ghost_layers(const Block& block, int var) {
   const BlockShape& s = block.shape();
   const double* u = block.var(var).data();

@@ -227,12 +227,23 @@ double interior_sum(const Block& block, int var) {
 // quotient ran them 1.15-1.3x slower than the compiler's vectorised division loops.
 #ifdef MINIAMR_ISA_VARIANTS
 namespace avx2 {
-struct DivideBy7;
-using Divide7 = DivideBy7;  // rows of four doubles (eight ran 3.3x slower in AVX2 registers)
+// Rows of four doubles, one register (eight ran 3.3x slower in AVX2 registers).
+struct Divide7 {
+  using Vector = v4d;
+  [[gnu::target("arch=x86-64-v3")]] void operator()(v4d& x) const {
+    const __m256d d = _mm256_set1_pd(7.0), inv = _mm256_set1_pd(1.0 / 7.0);
+    const __m256d q = _mm256_mul_pd(x, inv);
+    const __m256d rest = _mm256_fnmadd_pd(q, d, x);
+    const __m256d quotient = _mm256_fmadd_pd(rest, inv, q);
+    const __m256d magnitude = _mm256_andnot_pd(_mm256_set1_pd(-0.0), quotient);
+    const __m256d normal = _mm256_cmp_pd(magnitude, _mm256_set1_pd(0x1p-960), _CMP_GE_OQ);
+    x = _mm256_movemask_pd(normal) == 0xF ? v4d(quotient) : x / v4d(d);
+  }
+};
 }  // namespace avx2
 namespace avx512 {
 // Rows of eight doubles, one register: the same quotient, lanes and sums as four at a time.
-struct DivideBy7x8 {
+struct Divide7 {
   using Vector = v8d;
   [[gnu::target("arch=x86-64-v4")]] void operator()(v8d& x) const {
     const __m512d d = _mm512_set1_pd(7.0), inv = _mm512_set1_pd(1.0 / 7.0);
@@ -244,24 +255,12 @@ struct DivideBy7x8 {
     x = normal == 0xFF ? v8d(quotient) : x / v8d(d);
   }
 };
-using Divide7 = DivideBy7x8;
 }  // namespace avx512
 #endif
 
+// Each variant's 7-point kernels with its own Divide7.
 #define MINIAMR_STENCIL_VARIANTS(ns, tgt)                                                     \
   namespace ns {                                                                              \
-  struct DivideBy7 {                                                                          \
-    using Vector = v4d;                                                                       \
-    [[gnu::target(tgt)]] void operator()(v4d& x) const {                                      \
-      const __m256d d = _mm256_set1_pd(7.0), inv = _mm256_set1_pd(1.0 / 7.0);                 \
-      const __m256d q = _mm256_mul_pd(x, inv);                                                \
-      const __m256d rest = _mm256_fnmadd_pd(q, d, x);                                         \
-      const __m256d quotient = _mm256_fmadd_pd(rest, inv, q);                                 \
-      const __m256d magnitude = _mm256_andnot_pd(_mm256_set1_pd(-0.0), quotient);             \
-      const __m256d normal = _mm256_cmp_pd(magnitude, _mm256_set1_pd(0x1p-960), _CMP_GE_OQ);  \
-      x = _mm256_movemask_pd(normal) == 0xF ? v4d(quotient) : x / v4d(d);                     \
-    }                                                                                         \
-  };                                                                                          \
   double stencil7(Block& b, int v, std::span<double> s) {                                     \
     return stencil7_with(Divide7{}, b, v, own_ghost_layers(b, v), s);                         \
   }                                                                                           \
