@@ -403,7 +403,9 @@ void DynamicRuntime::Batch::sweep(std::size_t unit, std::size_t lane) {
           sources[std::size_t(f.link.face)].kind = stencil::GhostSource::Kind::kMirror;
           mirrors = true;
         }
-    rt.kernels_.sweep(domain.blocks[b], work, v, scratch, sums, mirrors ? &sources : nullptr);
+    const stencil::GhostLayers layers =
+        mirrors ? stencil::ghost_layers(domain.blocks[b], v.v0, sources) : stencil::GhostLayers{};
+    rt.kernels_.sweep(domain.blocks[b], work, v, scratch, sums, mirrors ? &layers : nullptr);
   }
 }
 

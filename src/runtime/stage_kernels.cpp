@@ -34,8 +34,8 @@ bool StageKernels::has_kokkos() {
 
 void StageKernels::sweep(stencil::Block& block, const StageWork& work, stencil::VarRange vars,
                          std::span<double> scratch, std::span<double> sums,
-                         const stencil::GhostSources* sources) const {
-  assert(sources == nullptr || work.stencil == 7);
+                         const stencil::GhostLayers* layers_v0) const {
+  assert(layers_v0 == nullptr || work.stencil == 7);
   if (model_) {
     // A stage sweeps one group of variables over every block before the next group, so the
     // data it streams through is the group's variables of all the rank's blocks.
@@ -45,22 +45,22 @@ void StageKernels::sweep(stencil::Block& block, const StageWork& work, stencil::
     return;
   }
   const bool kokkos = backend_ == KernelBackend::kKokkos && work.stencil != 0;
-  // Ghost layers read from elsewhere: found once, then stepped from variable to variable.
-  stencil::GhostLayers layers;
-  if (sources != nullptr) layers = stencil::ghost_layers(block, vars.v0, *sources);
+  // Ghost layers read from elsewhere, stepped from variable to variable.
+  const bool from = layers_v0 != nullptr;
+  stencil::GhostLayers layers = from ? *layers_v0 : stencil::GhostLayers{};
   for (int v = vars.v0; v < vars.v1; ++v) {
     double s = 0;
-    if (v > vars.v0 && sources != nullptr) layers.next_var();
+    if (v > vars.v0 && from) layers.next_var();
     if (work.stencil == 0) {
       s = native_set_.stencil_variable(block, v, work.calc_stage, *work.coeffs, scratch);
 #ifdef MINIAMR_HAVE_KOKKOS
     } else if (kokkos) {
       // The Kokkos kernels read the block's own ghosts: faces from elsewhere are copied first.
-      if (sources != nullptr) stencil::copy_ghost_layers(block, v, layers);
+      if (from) stencil::copy_ghost_layers(block, v, layers);
       s = work.stencil == 7 ? stencil_kokkos::stencil7(block, v)
                             : stencil_kokkos::stencil27(block, v);
 #endif
-    } else if (sources != nullptr) {
+    } else if (from) {
       s = native_set_.stencil7_from(block, v, layers, scratch);
     } else {
       s = work.stencil == 7 ? native_set_.stencil7(block, v, scratch)

@@ -68,10 +68,11 @@ class StageKernels {
   // Applies the stage's stencil to variables `vars` of `block` (ghosts filled) and writes each
   // variable's new interior sum to sums[v - vars.v0] when `sums` is not empty. Thread-safe.
   // `scratch` holds stencil::stencil_scratch_size(shape) doubles. A 7-point stage may read
-  // ghost faces from other layers (`sources`; stencil/ghost_layers.hpp).
+  // ghost faces from other layers (`layers`, those of variable vars.v0, stepped from variable to
+  // variable; stencil/ghost_layers.hpp).
   void sweep(stencil::Block& block, const StageWork& work, stencil::VarRange vars,
              std::span<double> scratch, std::span<double> sums,
-             const stencil::GhostSources* sources = nullptr) const;
+             const stencil::GhostLayers* layers = nullptr) const;
 
   // Whether the sweeps are modelled rather than computed.
   bool modelled() const { return model_.has_value(); }

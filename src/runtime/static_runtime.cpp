@@ -19,6 +19,19 @@ std::uint64_t work_id(const StageWork& work, stencil::VarRange vars, std::size_t
   return (std::uint64_t(work.calc_stage) << 40) ^ (std::uint64_t(vars.v0) << 28) ^ block;
 }
 
+// Runs body(t) on each thread t of a team of `threads`, or in line when there is one: a
+// parallel region that its if clause serialises still has libgomp build a team of one (an
+// allocation and about 250 ns), and a stage enters two regions per comm group and variable pass.
+template <class Body>
+void on_team(int threads, Body&& body) {
+  if (threads <= 1) {
+    body(std::size_t{0});
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  body(std::size_t(thread_index()));
+}
+
 }  // namespace
 
 StaticRuntime::StaticRuntime(MPI_Comm parent, RuntimeOptions options)
@@ -39,13 +52,13 @@ void StaticRuntime::fit_threads(const Domain& domain) {
 
 void StaticRuntime::sweep_block(Domain& domain, const StageWork& work, stencil::VarRange vars,
                                 std::size_t i, std::vector<double>& scratch,
-                                const stencil::GhostSources* sources) {
+                                const stencil::GhostLayers* layers) {
   const bool traced = trace_ != nullptr && trace_->enabled();
   const auto t0 = work.measure_cost || traced ? Clock::now() : Clock::time_point{};
   const auto nv = std::size_t(vars.count());
   const std::span<double> sums =
       work.checksum ? std::span(block_sums_).subspan(i * nv, nv) : std::span<double>();
-  kernels_.sweep(domain.blocks[i], work, vars, scratch, sums, sources);
+  kernels_.sweep(domain.blocks[i], work, vars, scratch, sums, layers);
   if (traced) {
     const double end = trace_->now_us();
     const double dur = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
@@ -63,35 +76,38 @@ void StaticRuntime::sweep_block(Domain& domain, const StageWork& work, stencil::
         std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-stencil::GhostSources StaticRuntime::ghost_sources(const Domain& domain, std::size_t i,
-                                                   stencil::VarRange pass, stencil::VarRange group,
-                                                   const Halo& h) const {
+stencil::GhostLayers StaticRuntime::pass_layers(const Domain& domain, std::size_t i,
+                                                stencil::VarRange pass, stencil::VarRange group,
+                                                const Halo& h) const {
   using Read = FaceRead::Kind;
-  using Source = stencil::GhostSource::Kind;
-  stencil::GhostSources out;
+  const stencil::Block& block = domain.blocks[i];
+  stencil::GhostLayers l = stencil::own_ghost_layers(block, pass.v0);
   for (std::size_t f = 0; f < 6; ++f) {
     const FaceRead& r = schedule_.reads[i][f];
-    stencil::GhostSource& s = out[f];
+    const double* from = nullptr;  // the source's variable pass.v0
+    auto next = std::ptrdiff_t(domain.shape.var_stride());
     switch (r.kind) {
       case Read::kGhost:
-        break;
+        continue;
       case Read::kMirror:
-        s.kind = Source::kMirror;
+        from = block.var(pass.v0).data();
         break;
       case Read::kNeighbour:
-        s = {Source::kNeighbour, &domain.blocks[r.from]};
+        from = domain.blocks[r.from].var(pass.v0).data();
         break;
       case Read::kDeferred:  // the buffer holds the pass's variables (run_tasks)
-        s = {Source::kPacked, nullptr, deferred_.data() + r.from * std::size_t(pass.count()),
-             r.size, pass.v0};
+        from = deferred_.data() + r.from * std::size_t(pass.count());
+        next = std::ptrdiff_t(r.size);
         break;
       case Read::kMessage:  // a message holds the whole group's variables
-        s = {Source::kPacked, nullptr, h.recv[r.from].data() + r.at * std::size_t(group.count()),
-             r.size, group.v0};
+        from = h.recv[r.from].data() + r.at * std::size_t(group.count()) +
+               std::size_t(pass.v0 - group.v0) * r.size;
+        next = std::ptrdiff_t(r.size);
         break;
     }
+    l.face[f] = {from + r.place.offset, r.place.sb, r.place.sc, next};
   }
-  return out;
+  return l;
 }
 
 void StaticRuntime::add_block_sums(std::span<const std::size_t> blocks, const StageWork& work,
@@ -158,9 +174,7 @@ void StaticRuntime::sweep_phase(Domain& domain, const StageWork& work, stencil::
   const std::size_t begin = phase == 0 ? 0 : s.first_remote;
   const std::size_t end = phase == 0 ? s.first_remote : s.order.size();
   deferred_.resize(s.deferred_per_var * std::size_t(vars.count()));
-#pragma omp parallel num_threads(s.threads) if (s.threads > 1)
-  {
-    const auto t = std::size_t(thread_index());
+  on_team(s.threads, [&](const std::size_t t) {
     const std::size_t first =
         s.threads == 1 ? begin : s.bounds[std::size_t(phase) * std::size_t(s.threads) + t];
     const std::size_t last =
@@ -171,13 +185,13 @@ void StaticRuntime::sweep_phase(Domain& domain, const StageWork& work, stencil::
       run_tasks(domain,
                 std::span(s.tasks).subspan(s.task_begin[p], s.task_begin[p + 1] - s.task_begin[p]),
                 vars);
-      const stencil::GhostSources sources = ghost_sources(domain, s.order[p], vars, group, h);
-      sweep_block(domain, work, vars, s.order[p], scratch, &sources);
+      const stencil::GhostLayers layers = pass_layers(domain, s.order[p], vars, group, h);
+      sweep_block(domain, work, vars, s.order[p], scratch, &layers);
       if (slowdown_.active())
         slowdown_.after(std::chrono::duration<double>(Clock::now() - t0).count(),
                         work_id(work, vars, s.order[p]));
     }
-  }
+  });
   add_block_sums(std::span(s.order).subspan(begin, end - begin), work, vars, sums);
 }
 
@@ -310,7 +324,7 @@ void StaticRuntime::stage(Domain& domain, const StageWork& work, stencil::VarRan
       const int step = std::max(1, options_.sweep_vars);
       for (int v = groups[k].v0; v < groups[k].v1; v += step) {
         const stencil::VarRange pass{v, std::min(v + step, groups[k].v1)};
-        {
+        if (!schedule_.early.empty()) {  // none with one thread
           MINIAMR_TIMED(timers_, kCommunicate);
           const auto& early = schedule_.early;
 #pragma omp parallel for schedule(static) num_threads(schedule_.threads) if (schedule_.threads > 1)

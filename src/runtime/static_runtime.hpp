@@ -45,13 +45,14 @@ class StaticRuntime final : public MeshRuntime {
   void unpack(Domain& domain, const StageGraph& graph, int group_index, stencil::VarRange group,
               stencil::VarRange vars, const Halo& h, bool scheduled);
   void end_halo(Halo& h);
-  // Sweeps block i, with the ghost faces of a 7-point stage read from `sources` when given.
+  // Sweeps block i, with the ghost faces of a 7-point stage read from `layers` (those of
+  // variable vars.v0) when given.
   void sweep_block(Domain& domain, const StageWork& work, stencil::VarRange vars, std::size_t i,
-                   std::vector<double>& scratch, const stencil::GhostSources* sources = nullptr);
-  // Where block i's sweep of `pass` (variables of comm group `group`, whose messages are `h`)
-  // reads its ghost faces (SweepSchedule::reads).
-  stencil::GhostSources ghost_sources(const Domain& domain, std::size_t i, stencil::VarRange pass,
-                                      stencil::VarRange group, const Halo& h) const;
+                   std::vector<double>& scratch, const stencil::GhostLayers* layers = nullptr);
+  // The layers that block i's sweep of `pass` (variables of comm group `group`, whose messages
+  // are `h`) reads as its ghost faces (SweepSchedule::reads), for variable pass.v0.
+  stencil::GhostLayers pass_layers(const Domain& domain, std::size_t i, stencil::VarRange pass,
+                                   stencil::VarRange group, const Halo& h) const;
   void add_block_sums(std::span<const std::size_t> blocks, const StageWork& work,
                       stencil::VarRange vars, std::span<stencil::ExactSum> sums);
   // Stencils reading edges: every block's ghosts of one axis, then the next axis.

@@ -57,14 +57,15 @@ SweepSchedule build_sweep_schedule(const StageGraph& graph, const stencil::Block
           s.early.push_back({dst, f.src, f.link, Kind::kDirect});
         } else if (pd <= ps) {
           if (same_level(f.link))
-            read = {Read::kNeighbour, f.src};  // the sender is swept later by the same thread
+            read = {
+                Read::kNeighbour, f.src, 0, 0, {}};  // the sender is swept later by the same thread
           else
             at[pd].push_back({dst, f.src, f.link, Kind::kDirect});
         } else {
           const FaceSlot face = append_face_slot(s.deferred_per_var, shape, f.link);
           at[ps].push_back({dst, f.src, f.link, Kind::kPack, face.slot, face.size});
           if (same_level(f.link))
-            read = {Read::kDeferred, face.slot, 0, face.size};
+            read = {Read::kDeferred, face.slot, 0, face.size, {}};
           else
             at[pd].push_back({dst, f.src, f.link, Kind::kUnpack, face.slot, face.size});
         }
@@ -77,8 +78,19 @@ SweepSchedule build_sweep_schedule(const StageGraph& graph, const stencil::Block
       if (same_level(f.link)) {
         auto& read = s.reads[f.block][std::size_t(f.link.face)];
         assert(read.kind == Read::kGhost);
-        read = {Read::kMessage, m, f.offset, f.per_var};
+        read = {Read::kMessage, m, f.offset, f.per_var, {}};
       }
+  // Each layer's place in its source, found here once per mesh rather than at every sweep.
+  using Source = stencil::GhostSource::Kind;
+  for (auto& faces : s.reads)
+    for (int f = 0; f < 6; ++f) {
+      FaceRead& read = faces[std::size_t(f)];
+      const Source kind = read.kind == Read::kMirror      ? Source::kMirror
+                          : read.kind == Read::kNeighbour ? Source::kNeighbour
+                          : read.kind == Read::kGhost     ? Source::kGhost
+                                                          : Source::kPacked;
+      read.place = stencil::layer_place(shape, f, kind);
+    }
   s.task_begin.reserve(blocks + 1);
   for (std::size_t p = 0; p < blocks; ++p) {
     s.task_begin.push_back(s.tasks.size());

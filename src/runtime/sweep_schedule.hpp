@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "runtime/stage_graph.hpp"
+#include "stencil/ghost_layers.hpp"
 
 namespace miniamr::runtime {
 
@@ -51,6 +52,7 @@ struct FaceRead {
   };
   Kind kind = Kind::kGhost;
   std::size_t from = 0, at = 0, size = 0;
+  stencil::LayerPlace place;  // the layer in its source's variable (all but kGhost)
 };
 
 struct SweepSchedule {

@@ -6,32 +6,47 @@
 
 namespace miniamr::stencil {
 
+LayerPlace layer_place(const BlockShape& shape, int face, GhostSource::Kind kind) {
+  const FaceGeom g = face_geom(shape, face, false);
+  const auto sb = std::ptrdiff_t(g.sb), sc = std::ptrdiff_t(g.sc);
+  switch (kind) {
+    case GhostSource::Kind::kMirror:  // the receiver's own layer next to the face
+      return {std::ptrdiff_t(g.inner) + sb + sc, sb, sc};
+    case GhostSource::Kind::kNeighbour:  // the sender's layer facing the receiver
+      return {std::ptrdiff_t(g.sender) + sb + sc, sb, sc};
+    case GhostSource::Kind::kPacked:  // pack()'s order: rows along c, one after the other
+      return {0, g.nc, 1};
+    case GhostSource::Kind::kGhost:
+    default:
+      return {std::ptrdiff_t(g.ghost) + sb + sc, sb, sc};
+  }
+}
+
 GhostLayers ghost_layers(const Block& block, int var, const GhostSources& sources) {
   GhostLayers l = own_ghost_layers(block, var);
   const BlockShape& s = block.shape();
-  const auto next = std::ptrdiff_t(s.var_stride());
   for (int f = 0; f < 6; ++f) {
     const GhostSource& src = sources[std::size_t(f)];
-    if (src.kind == GhostSource::Kind::kGhost) continue;
-    const FaceGeom g = face_geom(s, f, false);
-    const auto sb = std::ptrdiff_t(g.sb), sc = std::ptrdiff_t(g.sc);
-    GhostLayer& layer = l.face[std::size_t(f)];
+    const double* from = nullptr;
+    auto next = std::ptrdiff_t(s.var_stride());
     switch (src.kind) {
       case GhostSource::Kind::kGhost:
+        continue;
+      case GhostSource::Kind::kMirror:
+        from = block.var(var).data();
         break;
-      case GhostSource::Kind::kMirror:  // the receiver's own layer next to the face
-        layer = {block.var(var).data() + g.inner + g.sb + g.sc, sb, sc, next};
-        break;
-      case GhostSource::Kind::kNeighbour:  // the sender's layer facing the receiver
+      case GhostSource::Kind::kNeighbour:
         assert(src.neighbour != nullptr && src.neighbour->shape() == s);
-        layer = {src.neighbour->var(var).data() + g.sender + g.sb + g.sc, sb, sc, next};
+        from = src.neighbour->var(var).data();
         break;
-      case GhostSource::Kind::kPacked:  // pack()'s order: rows along c, one after the other
+      case GhostSource::Kind::kPacked:
         assert(src.packed != nullptr && var >= src.packed_v0);
-        layer = {src.packed + std::size_t(var - src.packed_v0) * src.packed_stride, g.nc, 1,
-                 std::ptrdiff_t(src.packed_stride)};
+        from = src.packed + std::size_t(var - src.packed_v0) * src.packed_stride;
+        next = std::ptrdiff_t(src.packed_stride);
         break;
     }
+    const LayerPlace at = layer_place(s, f, src.kind);
+    l.face[std::size_t(f)] = {from + at.offset, at.sb, at.sc, next};
   }
   return l;
 }

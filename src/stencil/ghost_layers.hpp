@@ -67,6 +67,15 @@ inline GhostLayers own_ghost_layers(const Block& block, int var) {
   l.face[5] = {u + p + r + s.nz + 1, p, r, next};        // (1, 1, nz+1)
   return l;
 }
+// Where the layer of face `face` lies for a source of `kind`, relative to the first value of
+// that source's variable (the block's own or its neighbour's variable, or a variable's packed
+// face): ghost (1, 1) at `offset`, rows `sb` and `sc` apart. A function of the shape alone, so
+// a schedule can find it once per mesh instead of once per sweep.
+struct LayerPlace {
+  std::ptrdiff_t offset = 0, sb = 0, sc = 0;
+};
+LayerPlace layer_place(const BlockShape& shape, int face, GhostSource::Kind kind);
+
 // The layers of variable `var` of `block` under `sources`.
 GhostLayers ghost_layers(const Block& block, int var, const GhostSources& sources);
 // Copies every face that `layers` reads from elsewhere into the block's own ghost layer (the
