@@ -56,9 +56,8 @@ SweepSchedule build_sweep_schedule(const StageGraph& graph, const stencil::Block
         if (chunk(pd) != chunk(ps)) {
           s.early.push_back({dst, f.src, f.link, Kind::kDirect});
         } else if (pd <= ps) {
-          if (same_level(f.link))
-            read = {
-                Read::kNeighbour, f.src, 0, 0, {}};  // the sender is swept later by the same thread
+          if (same_level(f.link))  // the sender is swept later by the same thread
+            read = {Read::kNeighbour, f.src, 0, 0, {}};
           else
             at[pd].push_back({dst, f.src, f.link, Kind::kDirect});
         } else {
