@@ -32,6 +32,20 @@ void on_team(int threads, Body&& body) {
   body(std::size_t(thread_index()));
 }
 
+// body(i, t) for every i in [0, n), t the running thread: in line with one thread, else shared
+// out two at a time among a team of `threads` (blocks differ in cost).
+template <class Body>
+void for_each_index(int threads, std::ptrdiff_t n, Body&& body) {
+  on_team(threads, [&](const std::size_t t) {
+    if (threads <= 1) {
+      for (std::ptrdiff_t i = 0; i < n; ++i) body(std::size_t(i), t);
+      return;
+    }
+#pragma omp for schedule(dynamic, 2)
+    for (std::ptrdiff_t i = 0; i < n; ++i) body(std::size_t(i), t);
+  });
+}
+
 }  // namespace
 
 StaticRuntime::StaticRuntime(MPI_Comm parent, RuntimeOptions options)
@@ -122,22 +136,17 @@ void StaticRuntime::add_block_sums(std::span<const std::size_t> blocks, const St
 void StaticRuntime::sweep_all(Domain& domain, const StageWork& work, stencil::VarRange vars,
                               std::span<stencil::ExactSum> sums) {
   MINIAMR_TIMED(timers_, kCompute);
-  const auto n = std::ptrdiff_t(domain.blocks.size());
   if (work.checksum) block_sums_.resize(domain.blocks.size() * std::size_t(vars.count()));
-    // Each block's sums go to its own slot and are added in block order afterwards (exact sums
-    // would not mind the order anyway): bitwise the same for any thread count.
-#pragma omp parallel num_threads(schedule_.threads) if (schedule_.threads > 1)
-  {
-    std::vector<double>& scratch = scratch_[std::size_t(thread_index())];
-#pragma omp for schedule(dynamic, 2)
-    for (std::ptrdiff_t i = 0; i < n; ++i) {
-      const auto t0 = slowdown_.active() ? Clock::now() : Clock::time_point{};
-      sweep_block(domain, work, vars, std::size_t(i), scratch);
-      if (slowdown_.active())
-        slowdown_.after(std::chrono::duration<double>(Clock::now() - t0).count(),
-                        work_id(work, vars, std::size_t(i)));
-    }
-  }
+  // Each block's sums go to its own slot and are added in block order afterwards (exact sums
+  // would not mind the order anyway): bitwise the same for any thread count.
+  for_each_index(schedule_.threads, std::ptrdiff_t(domain.blocks.size()),
+                 [&](const std::size_t i, const std::size_t t) {
+                   const auto t0 = slowdown_.active() ? Clock::now() : Clock::time_point{};
+                   sweep_block(domain, work, vars, i, scratch_[t]);
+                   if (slowdown_.active())
+                     slowdown_.after(std::chrono::duration<double>(Clock::now() - t0).count(),
+                                     work_id(work, vars, i));
+                 });
   add_block_sums(schedule_.order, work, vars, sums);
 }
 
@@ -201,18 +210,16 @@ void StaticRuntime::fill_axis(Domain& domain, const StageGraph& graph, int axis,
   if (kernels_.modelled()) return;
   // Fill(b, axis) writes b's ghosts only, so blocks are independent; remote faces were
   // unpacked before (they are the receives of this axis).
-  const auto n = std::ptrdiff_t(graph.blocks);
-#pragma omp parallel for schedule(static) num_threads(schedule_.threads) if (schedule_.threads > 1)
-  for (std::ptrdiff_t b = 0; b < n; ++b) {
-    for (const GhostFill& f : graph.fills[graph.node(std::size_t(b), axis)]) {
-      if (f.kind == GhostFill::Kind::kLocal) {
-        kernels_.native().fill_direct(domain.blocks[std::size_t(b)], domain.blocks[f.src], f.link,
-                                      vars, true);
-      } else if (f.kind == GhostFill::Kind::kBoundary) {
-        kernels_.native().fill_boundary(domain.blocks[std::size_t(b)], f.link.face, vars, true);
-      }
-    }
-  }
+  for_each_index(schedule_.threads, std::ptrdiff_t(graph.blocks),
+                 [&](const std::size_t b, std::size_t) {
+                   for (const GhostFill& f : graph.fills[graph.node(b, axis)]) {
+                     if (f.kind == GhostFill::Kind::kLocal)
+                       kernels_.native().fill_direct(domain.blocks[b], domain.blocks[f.src], f.link,
+                                                     vars, true);
+                     else if (f.kind == GhostFill::Kind::kBoundary)
+                       kernels_.native().fill_boundary(domain.blocks[b], f.link.face, vars, true);
+                   }
+                 });
 }
 
 void StaticRuntime::begin_halo(const Domain& domain, const StageGraph& graph, int group_index,
@@ -327,9 +334,10 @@ void StaticRuntime::stage(Domain& domain, const StageWork& work, stencil::VarRan
         if (!schedule_.early.empty()) {  // none with one thread
           MINIAMR_TIMED(timers_, kCommunicate);
           const auto& early = schedule_.early;
-#pragma omp parallel for schedule(static) num_threads(schedule_.threads) if (schedule_.threads > 1)
-          for (std::ptrdiff_t e = 0; e < std::ptrdiff_t(early.size()); ++e)
-            run_tasks(domain, std::span(&early[std::size_t(e)], 1), pass);
+          for_each_index(schedule_.threads, std::ptrdiff_t(early.size()),
+                         [&](const std::size_t e, std::size_t) {
+                           run_tasks(domain, std::span(&early[e], 1), pass);
+                         });
         }
         sweep_phase(domain, work, pass, sums, 0, groups[k], halos_[k]);
         if (v == groups[k].v0) wait_receives(halos_[k]);
