@@ -132,6 +132,10 @@ struct DynamicRuntime::Units {
   Adjacency<FaceSlot> defer_in;       // per block, parallel to its fills (size 0: direct)
   std::size_t deferred_per_var = 0;   // doubles per variable of a lane's deferred buffer
   std::vector<char> defer_consumer;   // per unit: unpacks a deferred face
+  // Face-only stencils: per block, its domain-boundary faces, which its sweep reads from its own
+  // layer next to them (stencil/ghost_layers.hpp) and its fill never writes.
+  std::vector<stencil::GhostSources> mirrors;
+  std::vector<char> has_mirror;  // per block: any face of `mirrors` is one
 
   std::size_t count() const { return begin.size() - 1; }
   std::size_t nodes() const { return count() * K; }
@@ -394,17 +398,11 @@ void DynamicRuntime::Batch::sweep(std::size_t unit, std::size_t lane) {
         work.checksum ? std::span(block_sums[s]).subspan(b * nv + first, std::size_t(v.count()))
                       : std::span<double>();
     // Domain-boundary faces of a face-only stencil are read from the block's own layer next to
-    // them (stencil/ghost_layers.hpp), never filled.
-    stencil::GhostSources sources;
-    bool mirrors = false;
-    if (!graph.edges)
-      for (const GhostFill& f : graph.fills[graph.node(b, 0)])
-        if (f.kind == GhostFill::Kind::kBoundary) {
-          sources[std::size_t(f.link.face)].kind = stencil::GhostSource::Kind::kMirror;
-          mirrors = true;
-        }
+    // them, never filled (Units::mirrors).
+    const bool mirrors = !graph.edges && units.has_mirror[b] != 0;
     const stencil::GhostLayers layers =
-        mirrors ? stencil::ghost_layers(domain.blocks[b], v.v0, sources) : stencil::GhostLayers{};
+        mirrors ? stencil::ghost_layers(domain.blocks[b], v.v0, units.mirrors[b])
+                : stencil::GhostLayers{};
     rt.kernels_.sweep(domain.blocks[b], work, v, scratch, sums, mirrors ? &layers : nullptr);
   }
 }
@@ -711,6 +709,16 @@ std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size
   u->per_task = per_task;
   u->defer_cap = defer_cap;
   u->defer = defer_cap > 0 && g.groups == 1;
+  if (!g.edges) {
+    u->mirrors.resize(g.blocks);
+    u->has_mirror.resize(g.blocks, 0);
+    for (std::size_t b = 0; b < g.blocks; ++b)
+      for (const GhostFill& f : g.fills[g.node(b, 0)])
+        if (f.kind == GhostFill::Kind::kBoundary) {
+          u->mirrors[b][std::size_t(f.link.face)].kind = stencil::GhostSource::Kind::kMirror;
+          u->has_mirror[b] = 1;
+        }
+  }
   for (std::size_t b = 0; b < g.blocks; b += per_task) u->begin.push_back(b);
   u->begin.push_back(g.blocks);
   u->unit_of.resize(g.blocks);
