@@ -295,10 +295,13 @@ void StaticRuntime::unpack(Domain& domain, const StageGraph& graph, int group_in
   for (std::size_t m = 0; m < graph.recvs.size(); ++m) {
     const MessageLayout& msg = graph.recvs[m];
     if (msg.group != group_index) continue;
-    for (const FaceSlice& f : msg.faces)
-      if (!scheduled ||
-          schedule_.reads[f.block][std::size_t(f.link.face)].kind != FaceRead::Kind::kMessage)
+    if (!scheduled) {
+      for (const FaceSlice& f : msg.faces)
         unpack_face(kernels_.native(), domain, f, group, vars, graph.edges, h.recv[m]);
+      continue;
+    }
+    for (const std::size_t i : schedule_.unpacks[m])
+      unpack_face(kernels_.native(), domain, msg.faces[i], group, vars, graph.edges, h.recv[m]);
   }
 }
 

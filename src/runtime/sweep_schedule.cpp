@@ -71,14 +71,20 @@ SweepSchedule build_sweep_schedule(const StageGraph& graph, const stencil::Block
       }
     }
   }
-  // Faces from other ranks, read from the received messages.
+  // Faces from other ranks: read from the received messages, or (across a level change)
+  // unpacked into the receiver's ghosts.
+  s.unpacks.resize(graph.recvs.size());
   for (std::size_t m = 0; m < graph.recvs.size(); ++m)
-    for (const FaceSlice& f : graph.recvs[m].faces)
-      if (same_level(f.link)) {
-        auto& read = s.reads[f.block][std::size_t(f.link.face)];
-        assert(read.kind == Read::kGhost);
-        read = {Read::kMessage, m, f.offset, f.per_var, {}};
+    for (std::size_t i = 0; i < graph.recvs[m].faces.size(); ++i) {
+      const FaceSlice& f = graph.recvs[m].faces[i];
+      if (!same_level(f.link)) {
+        s.unpacks[m].push_back(i);
+        continue;
       }
+      auto& read = s.reads[f.block][std::size_t(f.link.face)];
+      assert(read.kind == Read::kGhost);
+      read = {Read::kMessage, m, f.offset, f.per_var, {}};
+    }
   // Each layer's place in its source, found here once per mesh rather than at every sweep.
   using Source = stencil::GhostSource::Kind;
   for (auto& faces : s.reads)

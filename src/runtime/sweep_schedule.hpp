@@ -68,6 +68,9 @@ struct SweepSchedule {
   // reads[b][f]: where block b's sweep reads face f. A face read elsewhere than in the ghost
   // layer has no fill or unpack task (a deferred one keeps its pack).
   std::vector<std::array<FaceRead, 6>> reads;
+  // unpacks[m]: the faces of receive m (indices into its layout) that are unpacked into ghosts
+  // rather than read from the message.
+  std::vector<std::vector<std::size_t>> unpacks;
   // Doubles per variable of every deferred face: the buffer holds this times the variables of
   // a sweep, and face `slot` of it starts at slot times those variables.
   std::size_t deferred_per_var = 0;

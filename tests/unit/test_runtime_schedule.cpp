@@ -158,3 +158,57 @@ TEST(SweepSchedule, EveryFaceOnceAndBeforeBothSweeps) {
     }
   }
 }
+
+// Every face received from another rank reaches its receiver's sweep exactly once: a
+// same-level face read from its message where it lies there, a face across a level change
+// unpacked into the ghosts (SweepSchedule::unpacks).
+TEST(SweepSchedule, EveryReceivedFaceReadOrUnpackedOnce) {
+  using miniamr::stencil::GhostRelation;
+  std::mt19937 rng(5);
+  const miniamr::stencil::BlockShape shape{2, 2, 2, 1};
+  for (const std::size_t blocks : {1u, 7u, 40u}) {
+    GhostPlan plan;
+    plan.needs_remote.assign(blocks, 0);
+    plan.peers.resize(2);
+    for (int r = 0; r < 2; ++r) plan.peers[std::size_t(r)].rank = r + 1;
+    std::size_t links = 0;
+    for (std::size_t b = 0; b < blocks; ++b)
+      for (int face = 0; face < 6; ++face) {
+        if (rng() % 3 != 0) continue;
+        const auto relation =
+            rng() % 2 == 0 ? GhostRelation::kSameLevel : GhostRelation::kFineToCoarse;
+        RemoteLink l;
+        l.block = b;
+        l.link = {relation, face, {}};
+        plan.peers[rng() % 2].recv[std::size_t(face / 2)].push_back(l);
+        plan.needs_remote[b] = 1;
+        ++links;
+      }
+    const StageGraph graph = build_stage_graph(plan, shape, blocks, false);
+    const SweepSchedule s = build_sweep_schedule(graph, shape, 1);
+    ASSERT_EQ(s.unpacks.size(), graph.recvs.size());
+    std::size_t reached = 0;
+    for (std::size_t m = 0; m < graph.recvs.size(); ++m) {
+      const auto& faces = graph.recvs[m].faces;
+      std::set<std::size_t> unpacked(s.unpacks[m].begin(), s.unpacks[m].end());
+      EXPECT_EQ(unpacked.size(), s.unpacks[m].size()) << "a face unpacked twice";
+      for (std::size_t i = 0; i < faces.size(); ++i) {
+        const FaceSlice& f = faces[i];
+        const FaceRead& read = s.reads[f.block][std::size_t(f.link.face)];
+        const bool from_message = read.kind == FaceRead::Kind::kMessage;
+        if (f.link.relation == GhostRelation::kSameLevel) {
+          EXPECT_TRUE(from_message);
+          EXPECT_EQ(read.from, m);
+          EXPECT_EQ(read.at, f.offset);
+          EXPECT_EQ(read.size, f.per_var);
+          EXPECT_EQ(unpacked.count(i), 0u);
+        } else {
+          EXPECT_FALSE(from_message);
+          EXPECT_EQ(unpacked.count(i), 1u);
+        }
+        reached += (from_message ? 1 : 0) + unpacked.count(i);
+      }
+    }
+    EXPECT_EQ(reached, links);
+  }
+}
