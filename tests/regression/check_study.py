@@ -387,6 +387,21 @@ def check_reference(c, tarball):
     summary = read_csv(os.path.join(out, "summary.csv"))
     c.check(all(s["ratio_to_reference"] for s in summary if s["variant"] == "static"),
             f"reference: no ratio_to_reference: {summary}")
+    # One repetition: each point's paired ratios are those of its one pair of runs.
+    for s in (s for s in summary if s["variant"] == "static"):
+        ours = next(r for r in rows if r["point"] == s["point"] and r["variant"] == "static")
+        theirs = next(r for r in ref if r["point"] == s["point"])
+        wall = float(ours["wall_s"]) / float(theirs["wall_s"])
+        c.check(s["pairs"] == "1" and
+                abs(float(s["paired_ratio_to_reference"]) - wall) <= 1e-3 * wall and
+                s["paired_ratio_min"] == s["paired_ratio_to_reference"] == s["paired_ratio_max"],
+                f"reference: paired wall ratio {s} against {wall}")
+        if float(theirs["T_ref"] or 0) > 0:  # a tiny run may refine in no measurable time
+            refine = (float(ours["T_ref"]) + float(ours["T_lb"] or 0)) / float(theirs["T_ref"])
+            c.check(abs(float(s["refine_ratio_to_reference"]) - refine) <= 1e-3 * refine,
+                    f"reference: paired refinement ratio {s} against {refine}")
+    c.check("against the reference run of the same repetition" in p.stdout,
+            "reference: no paired ratios printed", p)
     p = c.run(*args, "--out", c.out("reference2"))
     c.check(p.returncode == 0 and "building the reference" not in p.stdout,
             "reference: the build was not reused", p)

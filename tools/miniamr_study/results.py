@@ -16,8 +16,10 @@ RUN_COLUMNS = ["study", "deck", "point", "variant", "runtime", "ranks", "threads
 SUMMARY_COLUMNS = ["study", "deck", "point", "ranks", "threads", "root_grid", "variant", "n",
                    "failed", "wall_median", "wall_min", "wall_max", "time_loop_median",
                    "blocks_ts_median", "blocks_per_rank", "speedup", "efficiency",
-                   "work_efficiency", "ratio_to_reference", "ratio_to_static", "field_digest",
-                   "oversubscribed", "simulated"]
+                   "work_efficiency", "ratio_to_reference", "ratio_to_static",
+                   "pairs", "paired_ratio_to_reference", "paired_ratio_min", "paired_ratio_max",
+                   "refine_ratio_to_reference", "refine_ratio_min", "refine_ratio_max",
+                   "field_digest", "oversubscribed", "simulated"]
 FINISHED = ("ok", "oversubscribed")
 SUMMARY_RE = re.compile(r"Summary: ranks (\d+) ts (\d+) time (\S+) calc (\S+) comm (\S+) "
                         r"red (\S+) refine (\S+) blocks/ts (\S+) max_blocks (\d+)")
@@ -153,6 +155,31 @@ def static_baseline(labels):
     return next((l for l in labels if l.split("@", 1)[0].strip() == "static"), None)
 
 
+def paired_ratios(rows, point, variant, figure):
+    """figure(run) / figure(reference run) for each repetition where both finished: runs next to
+    each other in time, so that a host whose speed drifts moves both sides of each ratio."""
+    ref = {str(r["rep"]): r for r in rows
+           if r["point"] == point and r["variant"] == "reference" and finished(r)}
+    out = []
+    for r in rows:
+        mate = ref.get(str(r["rep"]))
+        if r["point"] != point or r["variant"] != variant or not finished(r) or mate is None:
+            continue
+        a, b = figure(r), figure(mate)
+        if a is not None and b:
+            out.append(a / b)
+    return out
+
+
+def _refinement(row):
+    """Refinement as the reference times it: its T_ref includes the load balance in the step,
+    which miniamr's T_lb counts apart (the reference reports no T_lb of its own)."""
+    ref, lb = _num(row["T_ref"]), _num(row["T_lb"])
+    if ref is None:
+        return None
+    return ref + (lb or 0.0)
+
+
 def summarize(rows, kind):
     """One summary row per (point, variant), finished runs only, points by rank count."""
     groups, order = {}, []
@@ -212,6 +239,15 @@ def summarize(rows, kind):
         ref = out.get((point, "reference"))
         if ref and variant != "reference" and "wall_median" in ref:
             s["ratio_to_reference"] = s["wall_median"] / ref["wall_median"]
+            walls = paired_ratios(rows, point, variant, lambda r: _num(r["wall_s"]))
+            if walls:
+                s.update({"paired_ratio_to_reference": statistics.median(walls),
+                          "paired_ratio_min": min(walls), "paired_ratio_max": max(walls),
+                          "pairs": len(walls)})
+            refine = paired_ratios(rows, point, variant, _refinement)
+            if refine:
+                s["refine_ratio_to_reference"] = statistics.median(refine)
+                s["refine_ratio_min"], s["refine_ratio_max"] = min(refine), max(refine)
         st = out.get((point, static)) if static else None
         if st and variant != static and "wall_median" in st:
             s["ratio_to_static"] = s["wall_median"] / st["wall_median"]
@@ -274,4 +310,16 @@ def text_table(stats):
         lines.append(f"{s['point']:8s} {s['variant'][:28]:28s} {s['n']:3d} {wall:>28s} "
                      f"{opt('speedup', 8)} {opt('efficiency', 6)} {opt('ratio_to_reference', 6)} "
                      f"{opt('ratio_to_static', 7)}")
+    paired = [s for s in stats if s.get("paired_ratio_to_reference") is not None]
+    if paired:
+        lines.append("")
+        lines.append("against the reference run of the same repetition, median (min..max):")
+    for s in paired:
+        line = (f"{s['point']:8s} {s['variant'][:28]:28s} "
+                f"wall {s['paired_ratio_to_reference']:.3f} "
+                f"({s['paired_ratio_min']:.3f}..{s['paired_ratio_max']:.3f})")
+        if s.get("refine_ratio_to_reference") is not None:
+            line += (f", refinement (T_ref + T_lb) {s['refine_ratio_to_reference']:.3f} "
+                     f"({s['refine_ratio_min']:.3f}..{s['refine_ratio_max']:.3f})")
+        lines.append(line + f", {s['pairs']} pair(s)")
     return "\n".join(lines)
