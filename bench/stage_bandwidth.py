@@ -44,7 +44,14 @@ def main():
             cmd = ["mpirun", "-np", str(a.np), "--bind-to", "core",
                    os.path.join(a.build, "miniamr"), a.deck, "--threads", "1", "--quiet",
                    "--results", results] + a.miniamr_args
-            subprocess.run(cmd, check=True, capture_output=True, env=env)
+            run = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            if run.returncode != 0:
+                # The run's own words, not only the status: a failure on a busy host may not
+                # come back.
+                tail = (run.stdout + run.stderr).strip().splitlines()[-20:]
+                print(f"stage_bandwidth: repetition {rep + 1}: {' '.join(cmd)} exited with "
+                      f"status {run.returncode}:\n" + "\n".join(tail), file=sys.stderr)
+                return 1
             with open(results) as f:
                 r = yaml.safe_load(f)
             stage.append(float(r["effective_bandwidth_gbs"]))
