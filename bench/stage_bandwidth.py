@@ -48,7 +48,7 @@ def main():
             if run.returncode != 0:
                 # The run's own words, not only the status: a failure on a busy host may not
                 # come back.
-                tail = (run.stdout + run.stderr).strip().splitlines()[-20:]
+                tail = (run.stdout + run.stderr).strip().splitlines()[-40:]
                 print(f"stage_bandwidth: repetition {rep + 1}: {' '.join(cmd)} exited with "
                       f"status {run.returncode}:\n" + "\n".join(tail), file=sys.stderr)
                 return 1
