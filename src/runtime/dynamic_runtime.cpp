@@ -135,7 +135,6 @@ struct DynamicRuntime::Units {
   // Face-only stencils: per block, its domain-boundary faces, which its sweep reads from its own
   // layer next to them (stencil/ghost_layers.hpp) and its fill never writes.
   std::vector<stencil::GhostSources> mirrors;
-  std::vector<char> has_mirror;  // per block: any face of `mirrors` is one
 
   std::size_t count() const { return begin.size() - 1; }
   std::size_t nodes() const { return count() * K; }
@@ -399,7 +398,11 @@ void DynamicRuntime::Batch::sweep(std::size_t unit, std::size_t lane) {
                       : std::span<double>();
     // Domain-boundary faces of a face-only stencil are read from the block's own layer next to
     // them, never filled (Units::mirrors).
-    const bool mirrors = !graph.edges && units.has_mirror[b] != 0;
+    const bool mirrors =
+        !graph.edges && std::any_of(units.mirrors[b].begin(), units.mirrors[b].end(),
+                                    [](const stencil::GhostSource& f) {
+                                      return f.kind == stencil::GhostSource::Kind::kMirror;
+                                    });
     const stencil::GhostLayers layers =
         mirrors ? stencil::ghost_layers(domain.blocks[b], v.v0, units.mirrors[b])
                 : stencil::GhostLayers{};
@@ -711,13 +714,10 @@ std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size
   u->defer = defer_cap > 0 && g.groups == 1;
   if (!g.edges) {
     u->mirrors.resize(g.blocks);
-    u->has_mirror.resize(g.blocks, 0);
     for (std::size_t b = 0; b < g.blocks; ++b)
       for (const GhostFill& f : g.fills[g.node(b, 0)])
-        if (f.kind == GhostFill::Kind::kBoundary) {
+        if (f.kind == GhostFill::Kind::kBoundary)
           u->mirrors[b][std::size_t(f.link.face)].kind = stencil::GhostSource::Kind::kMirror;
-          u->has_mirror[b] = 1;
-        }
   }
   for (std::size_t b = 0; b < g.blocks; b += per_task) u->begin.push_back(b);
   u->begin.push_back(g.blocks);
