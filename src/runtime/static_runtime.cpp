@@ -295,13 +295,14 @@ void StaticRuntime::unpack(Domain& domain, const StageGraph& graph, int group_in
   for (std::size_t m = 0; m < graph.recvs.size(); ++m) {
     const MessageLayout& msg = graph.recvs[m];
     if (msg.group != group_index) continue;
-    if (!scheduled) {
-      for (const FaceSlice& f : msg.faces)
-        unpack_face(kernels_.native(), domain, f, group, vars, graph.edges, h.recv[m]);
-      continue;
-    }
-    for (const std::size_t i : schedule_.unpacks[m])
+    const auto face = [&](const std::size_t i) {
       unpack_face(kernels_.native(), domain, msg.faces[i], group, vars, graph.edges, h.recv[m]);
+    };
+    if (scheduled) {
+      for (const std::size_t i : schedule_.unpacks[m]) face(i);
+    } else {
+      for (std::size_t i = 0; i < msg.faces.size(); ++i) face(i);
+    }
   }
 }
 
