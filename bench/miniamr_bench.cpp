@@ -90,6 +90,32 @@ BENCHMARK(BM_Stencil<27>)
     ->ArgNames({"nx", "vars", "isa"})
     ->ArgsProduct({{8, 16, 32}, {1, 40}, kIsas});
 
+// ---- a chunk's working set: many 8^3 blocks of two variables, each swept once per pass --------
+// A stage of the static runtime sweeps every block of a chunk once, so its blocks come from L2
+// (or further) rather than L1 as in BM_Stencil7. Blocks are allocated one after the other, as
+// a mesh's are; the rate against the block count shows where the cache levels end.
+void BM_Stencil7Chunk(benchmark::State& state) {
+  const stencil::KernelSet* k = kernels_for(state, 1);
+  if (k == nullptr) return;
+  const BlockShape shape = cube(8, 2);
+  std::vector<Block> blocks;
+  for (std::int64_t b = 0; b < state.range(0); ++b)
+    blocks.push_back(make_block(shape, 1 + std::uint64_t(b)));
+  std::vector<double> scratch(stencil::stencil_scratch_size(shape));
+  for (auto _ : state) {
+    double sum = 0;
+    for (Block& b : blocks)
+      for (int v = 0; v < shape.num_vars; ++v) sum += k->stencil7(b, v, scratch);
+    benchmark::DoNotOptimize(sum);
+  }
+  const auto updates = std::int64_t(shape.interior_cells()) * shape.num_vars * state.range(0);
+  state.SetItemsProcessed(state.iterations() * updates);
+  state.counters["kib"] = double(state.range(0) * std::int64_t(shape.doubles()) * 8) / 1024.0;
+}
+BENCHMARK(BM_Stencil7Chunk)
+    ->ArgNames({"blocks", "isa"})
+    ->ArgsProduct({{1, 8, 32, 64, 128, 256, 1024}, {2}});
+
 // ---- a block's 7-point stage with its six ghost faces: filled, or read in place ---------------
 // Mode 0: the six faces filled from same-level neighbours (fill_direct), then the sweep; 1: the
 // sweep reading the neighbours' facing layers in place (ghost_layers.hpp); 2: six boundary
