@@ -14,6 +14,7 @@
 #include "runtime/clock.hpp"
 #include "runtime/halo_messages.hpp"
 #include "runtime/sum_reduction.hpp"
+#include "runtime/sweep_schedule.hpp"
 #include "runtime/trace.hpp"
 #include "stencil/plane_sweep.hpp"
 
@@ -123,18 +124,26 @@ struct DynamicRuntime::Units {
   std::vector<int> producers;         // per send message: its producer nodes
   // Deferred faces (face-only stencils; run_stages says when): a face whose reader's unit comes
   // after its sender's is packed at the sender's sweep, just before the sender's values are
-  // overwritten, into a buffer of its lane, and the reader's fill unpacks it. The sender's sweep
-  // then no longer waits for that fill, so a unit's sweep can follow its own fill while its
-  // blocks are still in cache; every edge of a stage runs from an earlier unit to a later one.
+  // overwritten, into a buffer of its lane, and the reader's fill unpacks it (a level change)
+  // or its sweep reads it there (the same level; so also from a sender earlier in its unit). The
+  // sender's sweep then no longer waits for that fill, so a unit's sweep can follow its own fill
+  // while its blocks are still in cache; every edge of a stage runs from an earlier unit to a later
+  // one.
   bool defer = false;
   std::size_t defer_cap = 0;          // what make_units was asked for (the cache key)
   Adjacency<DeferredFace> defer_out;  // per block: its faces for later readers
   Adjacency<FaceSlot> defer_in;       // per block, parallel to its fills (size 0: direct)
   std::size_t deferred_per_var = 0;   // doubles per variable of a lane's deferred buffer
   std::vector<char> defer_consumer;   // per unit: unpacks a deferred face
-  // Face-only stencils: per block, its domain-boundary faces, which its sweep reads from its own
-  // layer next to them (stencil/ghost_layers.hpp) and its fill never writes.
-  std::vector<stencil::GhostSources> mirrors;
+  // Face-only stencils: per block, where its sweep reads each ghost face (SweepSchedule's
+  // kinds); a face read elsewhere than in the ghost layer is never filled. Domain-boundary
+  // faces: the block's own layer next to them. Same-level faces: the message, from another
+  // rank; the sender's facing layer, from a sender swept later in the reader's unit; and with
+  // deferred faces, the deferred buffer from a sender swept earlier (in an earlier unit or the
+  // reader's), the sender's layer from a later unit (whose sweep then waits for the reader's).
+  // The fill copies the rest: level changes, and without deferred faces same-level faces from a
+  // sender swept earlier in the reader's unit or from another unit.
+  std::vector<std::array<FaceRead, 6>> reads;
 
   std::size_t count() const { return begin.size() - 1; }
   std::size_t nodes() const { return count() * K; }
@@ -156,6 +165,16 @@ DynamicRuntime::~DynamicRuntime() = default;
 
 std::size_t DynamicRuntime::deferred_faces() const {
   return units_ ? units_->defer_out.total() : 0;
+}
+
+std::size_t DynamicRuntime::faces_read_in_place() const {
+  if (!units_) return 0;
+  std::size_t n = 0;
+  for (const auto& faces : units_->reads)
+    n += std::size_t(std::ranges::count_if(faces, [](const FaceRead& r) {
+      return r.kind != FaceRead::Kind::kGhost && r.kind != FaceRead::Kind::kMirror;
+    }));
+  return n;
 }
 
 void DynamicRuntime::plans_changed(const Domain&) {
@@ -328,6 +347,8 @@ void DynamicRuntime::Batch::fill_block(std::size_t b, int group, std::size_t lan
   const auto fills = graph.fills[graph.node(b, group)];
   for (std::size_t i = 0; i < fills.size(); ++i) {
     const GhostFill& f = fills[i];
+    if (!graph.edges && units.reads[b][std::size_t(f.link.face)].kind != FaceRead::Kind::kGhost)
+      continue;  // the sweep reads it in place
     switch (f.kind) {
       case GhostFill::Kind::kLocal:
         if (units.defer && units.defer_in[b][i].size > 0)
@@ -336,8 +357,7 @@ void DynamicRuntime::Batch::fill_block(std::size_t b, int group, std::size_t lan
           k.fill_direct(dst, domain.blocks[f.src], f.link, v, graph.edges);
         break;
       case GhostFill::Kind::kBoundary:
-        // A face-only sweep reads the block's own layer in place of these ghosts (sweep()).
-        if (graph.edges) k.fill_boundary(dst, f.link.face, v, graph.edges);
+        k.fill_boundary(dst, f.link.face, v, graph.edges);
         break;
       case GhostFill::Kind::kRemote:
         unpack_face(k, domain, graph.recvs[f.message].faces[f.face], v, v, graph.edges,
@@ -366,7 +386,6 @@ void DynamicRuntime::Batch::fill(std::size_t unit, int group, std::size_t lane) 
   if (!rt.kernels_.modelled())
     for (std::size_t b = units.begin[unit]; b < units.begin[unit + 1]; ++b)
       fill_block(b, group, lane);
-  release_inputs(unit, group, lane);
 }
 
 void DynamicRuntime::Batch::sweep(std::size_t unit, std::size_t lane) {
@@ -396,18 +415,23 @@ void DynamicRuntime::Batch::sweep(std::size_t unit, std::size_t lane) {
     const std::span<double> sums =
         work.checksum ? std::span(block_sums[s]).subspan(b * nv + first, std::size_t(v.count()))
                       : std::span<double>();
-    // Domain-boundary faces of a face-only stencil are read from the block's own layer next to
-    // them, never filled (Units::mirrors).
-    const bool mirrors =
-        !graph.edges && std::any_of(units.mirrors[b].begin(), units.mirrors[b].end(),
-                                    [](const stencil::GhostSource& f) {
-                                      return f.kind == stencil::GhostSource::Kind::kMirror;
-                                    });
+    if (graph.edges) {
+      rt.kernels_.sweep(domain.blocks[b], work, v, scratch, sums);
+      continue;
+    }
+    // A face-only sweep reads its faces where Units::reads says.
+    const auto lane_vars = std::size_t(v.count());  // the buffers hold the lane's variables
     const stencil::GhostLayers layers =
-        mirrors ? stencil::ghost_layers(domain.blocks[b], v.v0, units.mirrors[b])
-                : stencil::GhostLayers{};
-    rt.kernels_.sweep(domain.blocks[b], work, v, scratch, sums, mirrors ? &layers : nullptr);
+        read_layers(domain.blocks, b, units.reads[b], v.v0, [&](const FaceRead& r) {
+          const auto size = std::ptrdiff_t(r.size);
+          if (r.kind == FaceRead::Kind::kDeferred)
+            return PackedLayer{deferred[lane].data.data() + r.from * lane_vars, size};
+          return PackedLayer{recv(lane, r.from).data.data() + r.at * lane_vars, size};
+        });
+    rt.kernels_.sweep(domain.blocks[b], work, v, scratch, sums, &layers);
   }
+  // The messages and deferred faces that the unit's fills and sweep read are done with.
+  for (int group = 0; group < units.G; ++group) release_inputs(unit, group, lane);
 }
 
 void DynamicRuntime::Batch::run(std::size_t id, std::vector<std::size_t>& ready) {
@@ -712,13 +736,6 @@ std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size
   u->per_task = per_task;
   u->defer_cap = defer_cap;
   u->defer = defer_cap > 0 && g.groups == 1;
-  if (!g.edges) {
-    u->mirrors.resize(g.blocks);
-    for (std::size_t b = 0; b < g.blocks; ++b)
-      for (const GhostFill& f : g.fills[g.node(b, 0)])
-        if (f.kind == GhostFill::Kind::kBoundary)
-          u->mirrors[b][std::size_t(f.link.face)].kind = stencil::GhostSource::Kind::kMirror;
-  }
   for (std::size_t b = 0; b < g.blocks; b += per_task) u->begin.push_back(b);
   u->begin.push_back(g.blocks);
   u->unit_of.resize(g.blocks);
@@ -750,8 +767,13 @@ std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size
     for (std::size_t b = 0; b < g.blocks; ++b) {
       for (const GhostFill& f : g.fills[b]) {
         in[b].push_back({});
-        if (f.kind != GhostFill::Kind::kLocal || !before(u->unit_of[f.src], u->unit_of[b]))
-          continue;
+        if (f.kind != GhostFill::Kind::kLocal) continue;
+        const std::size_t x = u->unit_of[b], y = u->unit_of[f.src];
+        // A sender earlier in the reader's own unit too, for a same-level face: its sweep packs
+        // the face before the reader's sweep reads it (a level change is filled, before both).
+        const bool earlier_here =
+            x == y && f.src < b && f.link.relation == stencil::GhostRelation::kSameLevel;
+        if (!before(y, x) && !earlier_here) continue;
         in[b].back() = append_face_slot(per_var, shape, f.link);
         out[f.src].push_back({f.link, in[b].back()});
         consumer[u->unit_of[b]] = 1;
@@ -765,6 +787,39 @@ std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size
     } else {
       u->defer = false;  // too large: every face is read directly
     }
+  }
+  if (!g.edges) {
+    using Read = FaceRead::Kind;
+    u->reads.resize(g.blocks);
+    for (std::size_t b = 0; b < g.blocks; ++b) {
+      const auto fills = g.fills[g.node(b, 0)];
+      for (std::size_t i = 0; i < fills.size(); ++i) {
+        const GhostFill& f = fills[i];
+        FaceRead& read = u->reads[b][std::size_t(f.link.face)];
+        if (f.kind == GhostFill::Kind::kBoundary) {
+          read.kind = Read::kMirror;
+          continue;
+        }
+        if (f.link.relation != stencil::GhostRelation::kSameLevel) continue;
+        if (f.kind == GhostFill::Kind::kRemote) {
+          const FaceSlice& face = g.recvs[f.message].faces[f.face];
+          read = {Read::kMessage, f.message, face.offset, face.per_var, {}};
+          continue;
+        }
+        const std::size_t x = u->unit_of[b], y = u->unit_of[f.src];
+        if (u->defer && u->defer_in[b][i].size > 0) {
+          read = {Read::kDeferred, u->defer_in[b][i].slot, 0, u->defer_in[b][i].size, {}};
+        } else if (x == y) {  // the unit sweeps its blocks in order
+          if (f.src > b) read = {Read::kNeighbour, f.src, 0, 0, {}};
+        } else if (u->defer && before(x, y)) {  // units run in one order with deferred faces
+          read = {Read::kNeighbour, f.src, 0, 0, {}};
+          // The sender's sweep comes after the reader's (as the reader's face from it, which
+          // is deferred, already makes it).
+          same[u->node(y, G)].push_back(u->node(x, G));
+        }
+      }
+    }
+    place_reads(u->reads, shape);
   }
   for (std::size_t x = 0; x < U; ++x) {
     for (std::size_t grp = 0; grp < G; ++grp) {

@@ -40,6 +40,9 @@ class DynamicRuntime final : public MeshRuntime {
   // Faces of the last run_stages packed at their sender's sweep for a reader in a later task
   // (see Units).
   std::size_t deferred_faces() const;
+  // Same-level faces of the last run_stages that their readers' sweeps read where the values
+  // are (a later sender's layer, the deferred buffer, a message) instead of filling them.
+  std::size_t faces_read_in_place() const;
 
   static constexpr double kTargetTaskSeconds = 40e-6;
 

@@ -93,35 +93,15 @@ void StaticRuntime::sweep_block(Domain& domain, const StageWork& work, stencil::
 stencil::GhostLayers StaticRuntime::pass_layers(const Domain& domain, std::size_t i,
                                                 stencil::VarRange pass, stencil::VarRange group,
                                                 const Halo& h) const {
-  using Read = FaceRead::Kind;
-  const stencil::Block& block = domain.blocks[i];
-  stencil::GhostLayers l = stencil::own_ghost_layers(block, pass.v0);
-  for (std::size_t f = 0; f < 6; ++f) {
-    const FaceRead& r = schedule_.reads[i][f];
-    const double* from = nullptr;  // the source's variable pass.v0
-    auto next = std::ptrdiff_t(domain.shape.var_stride());
-    switch (r.kind) {
-      case Read::kGhost:
-        continue;
-      case Read::kMirror:
-        from = block.var(pass.v0).data();
-        break;
-      case Read::kNeighbour:
-        from = domain.blocks[r.from].var(pass.v0).data();
-        break;
-      case Read::kDeferred:  // the buffer holds the pass's variables (run_tasks)
-        from = deferred_.data() + r.from * std::size_t(pass.count());
-        next = std::ptrdiff_t(r.size);
-        break;
-      case Read::kMessage:  // a message holds the whole group's variables
-        from = h.recv[r.from].data() + r.at * std::size_t(group.count()) +
-               std::size_t(pass.v0 - group.v0) * r.size;
-        next = std::ptrdiff_t(r.size);
-        break;
-    }
-    l.face[f] = {from + r.place.offset, r.place.sb, r.place.sc, next};
-  }
-  return l;
+  return read_layers(domain.blocks, i, schedule_.reads[i], pass.v0, [&](const FaceRead& r) {
+    const auto size = std::ptrdiff_t(r.size);
+    if (r.kind == FaceRead::Kind::kDeferred)  // the buffer holds the pass's variables
+      return PackedLayer{deferred_.data() + r.from * std::size_t(pass.count()), size};
+    // A message holds the whole group's variables.
+    return PackedLayer{h.recv[r.from].data() + r.at * std::size_t(group.count()) +
+                           std::size_t(pass.v0 - group.v0) * r.size,
+                       size};
+  });
 }
 
 void StaticRuntime::add_block_sums(std::span<const std::size_t> blocks, const StageWork& work,

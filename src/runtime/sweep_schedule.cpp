@@ -85,9 +85,20 @@ SweepSchedule build_sweep_schedule(const StageGraph& graph, const stencil::Block
       assert(read.kind == Read::kGhost);
       read = {Read::kMessage, m, f.offset, f.per_var, {}};
     }
-  // Each layer's place in its source, found here once per mesh rather than at every sweep.
+  place_reads(s.reads, shape);
+  s.task_begin.reserve(blocks + 1);
+  for (std::size_t p = 0; p < blocks; ++p) {
+    s.task_begin.push_back(s.tasks.size());
+    s.tasks.insert(s.tasks.end(), at[p].begin(), at[p].end());
+  }
+  s.task_begin.push_back(s.tasks.size());
+  return s;
+}
+
+void place_reads(std::span<std::array<FaceRead, 6>> reads, const stencil::BlockShape& shape) {
+  using Read = FaceRead::Kind;
   using Source = stencil::GhostSource::Kind;
-  for (auto& faces : s.reads)
+  for (auto& faces : reads)
     for (int f = 0; f < 6; ++f) {
       FaceRead& read = faces[std::size_t(f)];
       const Source kind = read.kind == Read::kMirror      ? Source::kMirror
@@ -96,13 +107,6 @@ SweepSchedule build_sweep_schedule(const StageGraph& graph, const stencil::Block
                                                           : Source::kPacked;
       read.place = stencil::layer_place(shape, f, kind);
     }
-  s.task_begin.reserve(blocks + 1);
-  for (std::size_t p = 0; p < blocks; ++p) {
-    s.task_begin.push_back(s.tasks.size());
-    s.tasks.insert(s.tasks.end(), at[p].begin(), at[p].end());
-  }
-  s.task_begin.push_back(s.tasks.size());
-  return s;
 }
 
 }  // namespace miniamr::runtime

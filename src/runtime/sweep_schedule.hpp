@@ -19,6 +19,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "runtime/stage_graph.hpp"
@@ -79,5 +80,47 @@ struct SweepSchedule {
 // `graph` describes a face-only stencil (one axis group) of blocks of `shape`.
 SweepSchedule build_sweep_schedule(const StageGraph& graph, const stencil::BlockShape& shape,
                                    int threads);
+
+// Sets each read's place in its source (all reads but kGhost): a function of the shape alone,
+// found once per mesh rather than at every sweep.
+void place_reads(std::span<std::array<FaceRead, 6>> reads, const stencil::BlockShape& shape);
+
+// Variable v0 of a packed face (kDeferred, kMessage) in a mapper's buffer, and the doubles from
+// there to the next variable's copy.
+struct PackedLayer {
+  const double* first = nullptr;
+  std::ptrdiff_t next = 0;
+};
+
+// The layers that block i's sweep of variable v0 reads under `reads` (one per face, placed):
+// its own ghosts, its own layers next to the domain's boundary, a neighbour's facing layer, or
+// the packed face that `packed(read)` finds in the mapper's buffers.
+template <class Packed>
+stencil::GhostLayers read_layers(std::span<const stencil::Block> blocks, std::size_t i,
+                                 const std::array<FaceRead, 6>& reads, int v0, Packed&& packed) {
+  using Read = FaceRead::Kind;
+  const stencil::Block& block = blocks[i];
+  stencil::GhostLayers l = stencil::own_ghost_layers(block, v0);
+  for (std::size_t f = 0; f < 6; ++f) {
+    const FaceRead& r = reads[f];
+    PackedLayer from{nullptr, std::ptrdiff_t(block.shape().var_stride())};
+    switch (r.kind) {
+      case Read::kGhost:
+        continue;
+      case Read::kMirror:
+        from.first = block.var(v0).data();
+        break;
+      case Read::kNeighbour:
+        from.first = blocks[r.from].var(v0).data();
+        break;
+      case Read::kDeferred:
+      case Read::kMessage:
+        from = packed(r);
+        break;
+    }
+    l.face[f] = {from.first + r.place.offset, r.place.sb, r.place.sc, from.next};
+  }
+  return l;
+}
 
 }  // namespace miniamr::runtime

@@ -1411,11 +1411,17 @@ TEST(DynamicTasks, SmallBlocksAreGroupedFromMeasuredTimes) {
   // same bits; several workers: none are.
   EXPECT_TRUE(all_ranks(d.blocks.empty() || rt.deferred_faces() > 0,
                         "deferred faces " + std::to_string(rt.deferred_faces())));
+  // The sweeps read same-level faces where the values are, not from filled ghosts.
+  EXPECT_TRUE(all_ranks(d.blocks.empty() || rt.faces_read_in_place() > 0,
+                        "faces read in place " + std::to_string(rt.faces_read_in_place())));
   {
     const ThreadScope two(2);
     batch_and_compare(rt, d, ref, whole, batch, "two workers");
   }
   EXPECT_EQ(rt.deferred_faces(), 0u);
+  // Still in place: a face from a block later in the reader's task, or from another rank.
+  EXPECT_TRUE(all_ranks(d.blocks.empty() || rt.faces_read_in_place() > 0,
+                        "faces read in place " + std::to_string(rt.faces_read_in_place())));
 }
 
 // Several workers defer faces between tasks only when enough independent variable groups keep
@@ -1444,10 +1450,13 @@ TEST(DynamicTasks, ManyVariableGroupsDeferFacesOnSeveralWorkers) {
     // Four variable groups for two workers: not enough, no face is deferred.
     batch_and_compare(rt, d, ref, whole, stage_batch(7, 4, 1, 3, nullptr), how + ", 4 groups");
     EXPECT_EQ(rt.deferred_faces(), 0u) << how;
-    // Eight: faces between tasks are deferred.
+    // Eight: faces between tasks are deferred, and same-level faces read in place.
     batch_and_compare(rt, d, ref, whole, stage_batch(7, 8, 1, 3, nullptr), how + ", 8 groups");
     EXPECT_TRUE(all_ranks(d.blocks.size() < 2 || rt.deferred_faces() > 0,
                           how + ": deferred faces " + std::to_string(rt.deferred_faces())));
+    EXPECT_TRUE(
+        all_ranks(d.blocks.size() < 2 || rt.faces_read_in_place() > 0,
+                  how + ": faces read in place " + std::to_string(rt.faces_read_in_place())));
   }
 }
 
