@@ -119,7 +119,7 @@ struct DynamicRuntime::Units {
   std::vector<int> indeg_first;       // missing inputs in the first stage of a run
   std::vector<int> indeg;             // missing inputs in later stages
   Adjacency<std::uint32_t> produces;  // per node: send messages it completes a part of
-  Adjacency<std::uint32_t> consumes;  // per node: receive messages it unpacks from
+  Adjacency<std::uint32_t> consumes;  // per node: receive messages its unit reads
   Adjacency<std::size_t> consumers;   // per receive message: its consumer nodes
   std::vector<int> producers;         // per send message: its producer nodes
   // Deferred faces (face-only stencils; run_stages says when): a face whose reader's unit comes
@@ -134,7 +134,7 @@ struct DynamicRuntime::Units {
   Adjacency<DeferredFace> defer_out;  // per block: its faces for later readers
   Adjacency<FaceSlot> defer_in;       // per block, parallel to its fills (size 0: direct)
   std::size_t deferred_per_var = 0;   // doubles per variable of a lane's deferred buffer
-  std::vector<char> defer_consumer;   // per unit: unpacks a deferred face
+  std::vector<char> defer_consumer;   // per unit: reads a deferred face
   // Face-only stencils: per block, where its sweep reads each ghost face (SweepSchedule's
   // kinds); a face read elsewhere than in the ghost layer is never filled. Domain-boundary
   // faces: the block's own layer next to them. Same-level faces: the message, from another
@@ -290,7 +290,8 @@ struct DynamicRuntime::Batch {
   void sweep(std::size_t unit, std::size_t lane);
   // The ghosts of group `group` of block b.
   void fill_block(std::size_t b, int group, std::size_t lane);
-  // The unit's fills of `group` are done with their messages and deferred faces.
+  // The unit (its fills of `group` and its sweep) is done with their messages and deferred
+  // faces.
   void release_inputs(std::size_t unit, int group, std::size_t lane);
   // Runs node n of a lane; appends the nodes it made ready.
   void run(std::size_t id, std::vector<std::size_t>& ready);
@@ -415,7 +416,7 @@ void DynamicRuntime::Batch::sweep(std::size_t unit, std::size_t lane) {
     const std::span<double> sums =
         work.checksum ? std::span(block_sums[s]).subspan(b * nv + first, std::size_t(v.count()))
                       : std::span<double>();
-    if (graph.edges) {
+    if (graph.edges || rt.kernels_.modelled()) {  // modelled: no buffers, nothing read
       rt.kernels_.sweep(domain.blocks[b], work, v, scratch, sums);
       continue;
     }
@@ -637,7 +638,7 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
   // per worker keep them busy; otherwise every unit's fill and sweep stay apart, so that the
   // units of a stage can run side by side.
   //
-  // A lane holds its deferred faces from the first sweep of its stage to the last fill, and a
+  // A lane holds its deferred faces from the first sweep of its stage to the last, and a
   // few lanes are in flight at a time: a lane whose faces would take more than
   // kMaxDeferredBytes (all variables of a large mesh in one lane) does without.
   const auto lane_vars = std::size_t(VG == 1 ? first.vars.count() : group);

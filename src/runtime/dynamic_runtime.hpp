@@ -11,8 +11,8 @@
 // Small blocks make small tasks: consecutive curve blocks are grouped into one task so that a
 // task takes about kTargetTaskSeconds by the measured time per block. With one worker, or
 // enough variable groups to keep several busy, the tasks of a stage run in curve order and each
-// face for a reader in a later task is packed at the sender's sweep, so that a task's sweep
-// follows its fill while its blocks are in cache.
+// face for a reader in a later task (or, at the same level, a later block of its own) is packed
+// at the sender's sweep, so that a task's sweep follows its fill while its blocks are in cache.
 #pragma once
 
 #include <cstdint>
@@ -37,8 +37,8 @@ class DynamicRuntime final : public MeshRuntime {
 
   // Blocks per task chosen for the last run_stages (for tests and reports).
   std::size_t blocks_per_task() const { return blocks_per_task_; }
-  // Faces of the last run_stages packed at their sender's sweep for a reader in a later task
-  // (see Units).
+  // Faces of the last run_stages packed at their sender's sweep for a reader in a later task,
+  // or a later block of the sender's task (see Units).
   std::size_t deferred_faces() const;
   // Same-level faces of the last run_stages that their readers' sweeps read where the values
   // are (a later sender's layer, the deferred buffer, a message) instead of filling them.

@@ -20,7 +20,9 @@
 //                     Fill(b, g-1, s) otherwise (a face carries the sender's earlier-axis ghosts).
 // A producer packs its faces as it ends, so a message leaves the moment its last face is ready.
 // Every edge goes from an earlier to a later node in the order Sweep(s-1) < Fill(s, 0) < ... <
-// Fill(s, G-1) < Sweep(s), so any grouping of blocks into tasks keeps the graph acyclic.
+// Fill(s, G-1) < Sweep(s), so any grouping of blocks into tasks keeps the graph acyclic. (The
+// dynamic mapper's deferred faces add edges between the tasks of one stage, all from an earlier
+// to a later task of one fixed task order.)
 #pragma once
 
 #include <cstddef>
