@@ -394,6 +394,7 @@ void DynamicRuntime::Batch::sweep(std::size_t unit, std::size_t lane) {
   const StageWork& work = stages[s];
   const stencil::VarRange v = vars(lane);
   const auto nv = std::size_t(work.vars.count());
+  const auto lane_vars = std::size_t(v.count());
   const auto first = std::size_t(v.v0 - work.vars.v0);
   std::vector<double>& scratch = rt.scratch_[std::size_t(worker())];
   const bool packs = units.defer && !rt.kernels_.modelled();
@@ -406,22 +407,21 @@ void DynamicRuntime::Batch::sweep(std::size_t unit, std::size_t lane) {
           spare.pop_back();
         }
       }
-      deferred[lane].data.resize(units.deferred_per_var * std::size_t(v.count()));
+      deferred[lane].data.resize(units.deferred_per_var * lane_vars);
     });
   for (std::size_t b = units.begin[unit]; b < units.begin[unit + 1]; ++b) {
     // b's old values for its readers in later units, before the sweep overwrites them.
     if (packs)
       for (const Units::DeferredFace& f : units.defer_out[b])
         rt.kernels_.native().pack(domain.blocks[b], f.link, v, false, deferred_face(lane, f.at));
-    const std::span<double> sums =
-        work.checksum ? std::span(block_sums[s]).subspan(b * nv + first, std::size_t(v.count()))
-                      : std::span<double>();
+    const std::span<double> sums = work.checksum
+                                       ? std::span(block_sums[s]).subspan(b * nv + first, lane_vars)
+                                       : std::span<double>();
     if (graph.edges || rt.kernels_.modelled()) {  // modelled: no buffers, nothing read
       rt.kernels_.sweep(domain.blocks[b], work, v, scratch, sums);
       continue;
     }
     // A face-only sweep reads its faces where Units::reads says.
-    const auto lane_vars = std::size_t(v.count());  // the buffers hold the lane's variables
     const stencil::GhostLayers layers =
         read_layers(domain.blocks, b, units.reads[b], v.v0, [&](const FaceRead& r) {
           const auto size = std::ptrdiff_t(r.size);
