@@ -20,17 +20,13 @@
 #include "sfc/partition.hpp"
 #include "sphere_octree.hpp"
 #include "stencil/block.hpp"
+#include "stencil/compact_stencil.hpp"
 #include "stencil/ghost_fill.hpp"
 #include "stencil/ghost_layers.hpp"
 #include "stencil/kernel_set.hpp"
 #include "stencil/plane_sweep.hpp"
 #include "stencil/split_coarsen.hpp"
 #include "stencil/stencil_kernels.hpp"
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define MINIAMR_BENCH_LAYOUT_STUDY 1  // its compact kernel is written for AVX-512
-#include <immintrin.h>
-#endif
 
 namespace {
 
@@ -125,126 +121,22 @@ BENCHMARK(BM_Stencil7Chunk)
 // Blocks are stored with their ghosts (a 10^3 box for an 8^3 interior), so an interior row of
 // eight starts 8 bytes into an 80-byte row: most row loads and stores span two cache lines, and
 // a chunk's blocks bring their ghost lines along. BM_Stencil7Layout sweeps one chunk of 8^3
-// blocks, two variables of 40 through 20 stages as run_stages does, with the production kernel
-// (compact:0) or with a kernel over compact interiors (compact:1: 512 doubles per variable,
-// rows of eight on cache lines, every ghost face read from a layer, the row's k-1 and k+1 made
-// by shifting its register and inserting the z ghost). neighbours:0 reads every face from the
-// block's own layer next to it (domain-boundary faces), neighbours:1 from the facing layer of
-// the next block of the chunk (same-level faces read in place). Both kernels add in
-// rows::seven_point's order and divide as the AVX-512 variant does; BM_Stencil7LayoutCheck
-// counts the cells where their results differ.
-#ifdef MINIAMR_BENCH_LAYOUT_STUDY
-
-// A compact variable: cell (i, j, k), 0-based, at (i * 8 + j) * 8 + k.
-constexpr int kCompactN = 8;
-constexpr std::size_t kCompactVar = 512;
-
-// The six ghost faces of a compact variable as layers: ghost (b, c), 0-based along the face's
-// in-plane axes (ghost_fill.hpp's b and c), at first[b * sb + c * sc].
-struct CompactLayers {
-  std::array<const double*, 6> first{};
-  std::array<std::ptrdiff_t, 6> sb{}, sc{};
-};
-
-// The layers of compact variable `own`: its own layers next to its faces (domain-boundary
-// faces), or with `neighbour` the facing layers of the same-level variable `next`.
-CompactLayers compact_layers(const double* own, const double* next, bool neighbour) {
-  CompactLayers l;
-  for (int f = 0; f < 6; ++f) {
-    const int axis = f / 2;
-    const bool upper = f % 2 == 1;
-    const int at = neighbour ? (upper ? 0 : kCompactN - 1) : (upper ? kCompactN - 1 : 0);
-    const std::ptrdiff_t stride[3] = {64, 8, 1};  // i, j, k
-    const double* src = neighbour ? next : own;
-    l.first[std::size_t(f)] = src + at * stride[axis];
-    l.sb[std::size_t(f)] = stride[axis == 0 ? 1 : 0];
-    l.sc[std::size_t(f)] = stride[axis == 2 ? 1 : 2];
-  }
-  return l;
-}
-
-[[gnu::target("arch=x86-64-v4")]] inline __m512d compact_divide7(__m512d x) {
-  const __m512d d = _mm512_set1_pd(7.0), inv = _mm512_set1_pd(1.0 / 7.0);
-  const __m512d q = _mm512_mul_pd(x, inv);
-  const __m512d quotient = _mm512_fmadd_pd(_mm512_fnmadd_pd(q, d, x), inv, q);
-  const __mmask8 normal =
-      _mm512_cmp_pd_mask(_mm512_abs_pd(quotient), _mm512_set1_pd(0x1p-960), _CMP_GE_OQ);
-  return normal == 0xFF ? quotient : _mm512_div_pd(x, d);
-}
-
-// In place, old rows carried in registers and old planes kept in `saved` (128 doubles), as the
-// production kernel does; returns the interior sum in LaneSum's order.
-[[gnu::target("arch=x86-64-v4")]] double compact_stencil7(double* u, const CompactLayers& l,
-                                                          double* saved) {
-  constexpr __mmask8 kAll = 0xFF;  // maskz forms: GCC 12's unmasked alignr warns
-  __m512d lanes = _mm512_setzero_pd();
-  for (int i = 0; i < kCompactN; ++i) {
-    const double* w = i == 0 ? l.first[0] : saved + ((i - 1) & 1) * 64;
-    const std::ptrdiff_t ws = i == 0 ? l.sb[0] : 8;
-    const double* e = i + 1 < kCompactN ? u + (i + 1) * 64 : l.first[1];
-    const std::ptrdiff_t es = i + 1 < kCompactN ? 8 : l.sb[1];
-    double* c = u + i * 64;
-    double* keep = saved + (i & 1) * 64;
-    const double* z_low = l.first[4] + i * l.sb[4];
-    const double* z_high = l.first[5] + i * l.sb[5];
-    __m512d below = _mm512_loadu_pd(l.first[2] + i * l.sb[2]);
-    __m512d here = _mm512_load_pd(c);
-    for (int j = 0; j < kCompactN; ++j) {
-      const __m512d above = j + 1 < kCompactN ? _mm512_load_pd(c + (j + 1) * 8)
-                                              : _mm512_loadu_pd(l.first[3] + i * l.sb[3]);
-      const __m512i h = _mm512_castpd_si512(here);
-      const __m512i lo = _mm512_castpd_si512(_mm512_set1_pd(z_low[j * l.sc[4]]));
-      const __m512i hi = _mm512_castpd_si512(_mm512_set1_pd(z_high[j * l.sc[5]]));
-      const __m512d left = _mm512_castsi512_pd(_mm512_maskz_alignr_epi64(kAll, h, lo, 7));
-      const __m512d right = _mm512_castsi512_pd(_mm512_maskz_alignr_epi64(kAll, hi, h, 1));
-      __m512d v = _mm512_add_pd(_mm512_loadu_pd(w + j * ws), below);
-      v = _mm512_add_pd(_mm512_add_pd(_mm512_add_pd(v, left), here), right);
-      v = compact_divide7(_mm512_add_pd(_mm512_add_pd(v, above), _mm512_loadu_pd(e + j * es)));
-      lanes = _mm512_add_pd(lanes, v);
-      _mm512_store_pd(keep + j * 8, here);
-      _mm512_store_pd(c + j * 8, v);
-      below = here;
-      here = above;
-    }
-  }
-  alignas(64) double a[8];
-  _mm512_store_pd(a, lanes);
-  return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-}
-
-// Compact copies of blocks' interiors, every variable of each, 64-byte aligned.
-class CompactBlocks {
- public:
-  explicit CompactBlocks(const std::vector<Block>& blocks)
-      : vars_(std::size_t(blocks.front().shape().num_vars)),
-        storage_(blocks.size() * vars_ * kCompactVar + 7) {
-    const auto at = reinterpret_cast<std::uintptr_t>(storage_.data());
-    base_ = storage_.data() + ((64 - at % 64) % 64) / sizeof(double);
-    for (std::size_t b = 0; b < blocks.size(); ++b)
-      for (int v = 0; v < int(vars_); ++v)
-        for (int i = 0; i < kCompactN; ++i)
-          for (int j = 0; j < kCompactN; ++j)
-            for (int k = 0; k < kCompactN; ++k)
-              var(b, v)[(i * 8 + j) * 8 + k] =
-                  blocks[b].var(v)[blocks[b].shape().at(i + 1, j + 1, k + 1)];
-  }
-  double* var(std::size_t b, int v) { return base_ + (b * vars_ + std::size_t(v)) * kCompactVar; }
-
- private:
-  std::size_t vars_;
-  std::vector<double> storage_;
-  double* base_ = nullptr;
-};
+// blocks, two variables of 40 through 20 stages as run_stages does, with the padded AVX-512
+// kernel (compact:0) or the compact one that the static mapper runs (compact:1,
+// stencil/compact_stencil.hpp). neighbours:0 reads every face from the block's own layer next to
+// it (domain-boundary faces), neighbours:1 from the facing layer of the next block of the chunk
+// (same-level faces read in place). BM_Stencil7LayoutCheck counts the cells where their results
+// differ.
 
 // One stage of variables [v0, v0 + 2) over every block of the chunk, in either layout; block
 // b's same-level neighbours are all block b + 1 (cyclically).
 struct LayoutChunk {
   std::vector<Block> padded;
-  CompactBlocks compact;
+  stencil::CompactVars compact;
   std::vector<double> scratch;
-  alignas(64) std::array<double, 128> saved{};
 
-  explicit LayoutChunk(std::size_t blocks) : padded(make_blocks(blocks)), compact(padded) {
+  explicit LayoutChunk(std::size_t blocks) : padded(make_blocks(blocks)) {
+    compact.load(padded, {0, 40});
     scratch.resize(stencil::stencil_scratch_size(padded.front().shape()));
   }
   static std::vector<Block> make_blocks(std::size_t n) {
@@ -259,9 +151,13 @@ struct LayoutChunk {
       for (int v = v0; v < v0 + 2; ++v) {
         const std::size_t next = (b + 1) % n;
         if (compact_layout) {
-          double* u = compact.var(b, v);
-          sum += compact_stencil7(u, compact_layers(u, compact.var(next, v), neighbours),
-                                  saved.data());
+          stencil::GhostLayers l;
+          for (int f = 0; f < 6; ++f) {
+            const stencil::LayerPlace at = stencil::compact_layer_place(f, !neighbours);
+            l.face[std::size_t(f)] = {compact.var(neighbours ? next : b, v) + at.offset, at.sb,
+                                      at.sc, 512};
+          }
+          sum += stencil::compact_stencil7(compact.var(b, v), l, scratch);
         } else {
           stencil::GhostSources sources;
           for (auto& f : sources)
@@ -277,11 +173,11 @@ struct LayoutChunk {
 };
 
 void BM_Stencil7Layout(benchmark::State& state) {
-  if (!stencil::isa_supported(stencil::Isa(2))) {
-    state.SkipWithError("the compact kernel is written for AVX-512");
+  if (!stencil::compact_stencil7_supported()) {
+    state.SkipWithError("the compact kernel is AVX-512 code");
     return;
   }
-  const stencil::KernelSet& k = stencil::kernel_set(stencil::Isa(2));
+  const stencil::KernelSet& k = stencil::kernel_set(stencil::Isa::kAvx512);
   LayoutChunk chunk(std::size_t(state.range(0)));
   const bool compact = state.range(1) != 0, neighbours = state.range(2) != 0;
   for (auto _ : state) {
@@ -299,11 +195,11 @@ BENCHMARK(BM_Stencil7Layout)
 
 // Cells (and sums) where the two layouts' results differ after three stages: 0 expected.
 void BM_Stencil7LayoutCheck(benchmark::State& state) {
-  if (!stencil::isa_supported(stencil::Isa(2))) {
-    state.SkipWithError("the compact kernel is written for AVX-512");
+  if (!stencil::compact_stencil7_supported()) {
+    state.SkipWithError("the compact kernel is AVX-512 code");
     return;
   }
-  const stencil::KernelSet& k = stencil::kernel_set(stencil::Isa(2));
+  const stencil::KernelSet& k = stencil::kernel_set(stencil::Isa::kAvx512);
   std::int64_t differ = 0;
   for (const bool neighbours : {false, true}) {
     LayoutChunk chunk(4);
@@ -311,9 +207,9 @@ void BM_Stencil7LayoutCheck(benchmark::State& state) {
       differ += chunk.stage(k, false, neighbours, 6) != chunk.stage(k, true, neighbours, 6);
     for (std::size_t b = 0; b < 4; ++b)
       for (int v = 6; v < 8; ++v)
-        for (int i = 0; i < kCompactN; ++i)
-          for (int j = 0; j < kCompactN; ++j)
-            for (int c = 0; c < kCompactN; ++c)
+        for (int i = 0; i < 8; ++i)
+          for (int j = 0; j < 8; ++j)
+            for (int c = 0; c < 8; ++c)
               differ += chunk.padded[b].var(v)[chunk.padded[b].shape().at(i + 1, j + 1, c + 1)] !=
                         chunk.compact.var(b, v)[(i * 8 + j) * 8 + c];
   }
@@ -321,7 +217,6 @@ void BM_Stencil7LayoutCheck(benchmark::State& state) {
   state.counters["cells_that_differ"] = double(differ);
 }
 BENCHMARK(BM_Stencil7LayoutCheck);
-#endif
 
 // ---- a block's 7-point stage with its six ghost faces: filled, or read in place ---------------
 // Mode 0: the six faces filled from same-level neighbours (fill_direct), then the sweep; 1: the

@@ -132,9 +132,9 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
       r.planned_hosts[i + 1] = placement.hosts[i];
   }
   const runtime::KernelCalls calls = rt.kernels().calls();
-  std::array<std::int64_t, 3> counts{calls.native, calls.kokkos, calls.variable};
+  std::array<std::int64_t, 4> counts{calls.native, calls.kokkos, calls.variable, calls.compact};
   comm.sum_in_place(counts);
-  r.kernel_calls = {counts[0], counts[1], counts[2]};
+  r.kernel_calls = {counts[0], counts[1], counts[2], counts[3]};
   r.stencil_backend = runtime::backend_name(r.kernel_calls);
   r.kernel_isa = std::string(stencil::isa_name(rt.kernels().native().isa));
   r.stats = sim.stats();
@@ -195,8 +195,9 @@ void print_report(std::FILE* out, const Report& r, bool with_summary) {
       r.ranks, r.threads, r.runtime_name, c.npx, c.npy, c.npz, c.npx * c.init_x, c.npy * c.init_y,
       c.npz * c.init_z));
   line(fmt::format(
-      "Block size {} x {} x {}, {} variables, comm_vars {}, stencil {} ({} kernels, {})", c.nx,
-      c.ny, c.nz, c.num_vars, c.effective_comm_vars(), c.stencil, r.stencil_backend, r.kernel_isa));
+      "Block size {} x {} x {}, {} variables, comm_vars {}, stencil {} ({} kernels, {}{})", c.nx,
+      c.ny, c.nz, c.num_vars, c.effective_comm_vars(), c.stencil, r.stencil_backend, r.kernel_isa,
+      r.kernel_calls.compact > 0 ? ", compact interiors" : ""));
   line(fmt::format("Levels of refinement {}, blocks can change by {} levels per refinement step",
                    c.num_refine, c.effective_block_change()));
   if (c.refine_ghost) line("Ghost cells are checked for refinement");
@@ -369,6 +370,7 @@ std::string results_yaml(const Report& r) {
   kv("native", r.kernel_calls.native);
   kv("kokkos", r.kernel_calls.kokkos);
   kv("variable_work", r.kernel_calls.variable);
+  kv("compact", r.kernel_calls.compact);  // of the native ones, on compact interiors
   y << YAML::EndMap;
   kv("npx", c.npx);
   kv("npy", c.npy);

@@ -6,6 +6,7 @@
 
 #include "runtime/compute_charge.hpp"
 #include "runtime/domain.hpp"
+#include "stencil/compact_stencil.hpp"
 #include "stencil/stencil_kernels.hpp"
 #ifdef MINIAMR_HAVE_KOKKOS
 #include "stencil_kokkos/kokkos_stencil.hpp"
@@ -55,8 +56,12 @@ void StageKernels::sweep(stencil::Block& block, const StageWork& work, stencil::
       s = native_set_.stencil_variable(block, v, work.calc_stage, *work.coeffs, scratch);
 #ifdef MINIAMR_HAVE_KOKKOS
     } else if (kokkos) {
-      // The Kokkos kernels read the block's own ghosts: faces from elsewhere are copied first.
-      if (from) stencil::copy_ghost_layers(block, v, layers);
+      // The Kokkos kernels read the block's own ghosts and copy out no layer: both are done
+      // first.
+      if (from) {
+        stencil::copy_out_layers(block, v, layers);
+        stencil::copy_ghost_layers(block, v, layers);
+      }
       s = work.stencil == 7 ? stencil_kokkos::stencil7(block, v)
                             : stencil_kokkos::stencil27(block, v);
 #endif
@@ -73,8 +78,28 @@ void StageKernels::sweep(stencil::Block& block, const StageWork& work, stencil::
   counter.fetch_add(vars.count(), std::memory_order_relaxed);
 }
 
+bool StageKernels::compact(const stencil::BlockShape& shape) const {
+  return !model_ && backend_ == KernelBackend::kNative &&
+         native_set_.isa == stencil::Isa::kAvx512 && stencil::compact_stencil7_supported() &&
+         stencil::compact_shape(shape);
+}
+
+void StageKernels::sweep_compact(double* u, [[maybe_unused]] const StageWork& work,
+                                 stencil::VarRange vars, std::span<double> scratch,
+                                 std::span<double> sums, const stencil::GhostLayers& layers) const {
+  assert(work.stencil == 7 && !model_);
+  stencil::GhostLayers l = layers;
+  for (int v = vars.v0; v < vars.v1; ++v, u += stencil::kCompactCells) {
+    if (v > vars.v0) l.next_var();
+    const double s = stencil::compact_stencil7(u, l, scratch);
+    if (!sums.empty()) sums[std::size_t(v - vars.v0)] = s;
+  }
+  native_.fetch_add(vars.count(), std::memory_order_relaxed);
+  compact_.fetch_add(vars.count(), std::memory_order_relaxed);
+}
+
 KernelCalls StageKernels::calls() const {
-  return {native_.load(), kokkos_.load(), variable_.load()};
+  return {native_.load(), kokkos_.load(), variable_.load(), compact_.load()};
 }
 
 std::string backend_name(const KernelCalls& c) {

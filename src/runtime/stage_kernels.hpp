@@ -43,6 +43,7 @@ struct KernelCalls {
   std::int64_t native = 0;    // native 7- and 27-point sweeps
   std::int64_t kokkos = 0;    // Kokkos 7- and 27-point sweeps
   std::int64_t variable = 0;  // variable-work kernels (always native)
+  std::int64_t compact = 0;   // of the native ones, 7-point sweeps of compact interiors
 };
 
 // "native", "kokkos", or "kokkos+native" (--kokkos with the variable-work kernels): which
@@ -74,6 +75,15 @@ class StageKernels {
              std::span<double> scratch, std::span<double> sums,
              const stencil::GhostLayers* layers = nullptr) const;
 
+  // Whether 7-point stages of blocks of `shape` can be swept compact (stencil/compact_stencil.hpp):
+  // 8^3 blocks, the native kernels at the AVX-512 level, sweeps computed.
+  bool compact(const stencil::BlockShape& shape) const;
+  // sweep() of a 7-point stage for a block whose variables `vars` are stored compact, variable
+  // vars.v0 at `u` and the next ones every stencil::kCompactCells doubles; `layers` as above.
+  void sweep_compact(double* u, const StageWork& work, stencil::VarRange vars,
+                     std::span<double> scratch, std::span<double> sums,
+                     const stencil::GhostLayers& layers) const;
+
   // Whether the sweeps are modelled rather than computed.
   bool modelled() const { return model_.has_value(); }
   // The modelled cost follows the rank's block storage (cache or memory): called whenever the
@@ -88,7 +98,7 @@ class StageKernels {
   const stencil::KernelSet& native_set_;
   std::optional<ComputeModel> model_;
   double var_bytes_ = 0;  // storage of one variable of all the rank's blocks
-  mutable std::atomic<std::int64_t> native_{0}, kokkos_{0}, variable_{0};
+  mutable std::atomic<std::int64_t> native_{0}, kokkos_{0}, variable_{0}, compact_{0};
 };
 
 // Blends one stage's measured seconds into a block's cost record (a moving average).

@@ -1,6 +1,7 @@
 #include "runtime/static_runtime.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 
 #include "runtime/halo_messages.hpp"
@@ -61,6 +62,14 @@ void StaticRuntime::fit_threads(const Domain& domain) {
   scratch_.resize(std::size_t(threads()));
   for (auto& s : scratch_) s.resize(stencil::stencil_scratch_size(domain.shape));
   schedule_ = build_sweep_schedule(graph(domain, false), domain.shape, threads());
+  // A compact sweep reads the faces it does not read elsewhere (level changes) from dense
+  // ghost layers of their own, one slot per such face.
+  ghost_slot_.assign(domain.blocks.size(), {});
+  ghost_slots_ = 0;
+  for (std::size_t b = 0; b < schedule_.reads.size(); ++b)
+    for (std::size_t f = 0; f < 6; ++f)
+      ghost_slot_[b][f] =
+          schedule_.reads[b][f].kind == FaceRead::Kind::kGhost ? ghost_slots_++ : kNoSlot;
   schedule_stale_ = false;
 }
 
@@ -72,7 +81,10 @@ void StaticRuntime::sweep_block(Domain& domain, const StageWork& work, stencil::
   const auto nv = std::size_t(vars.count());
   const std::span<double> sums =
       work.checksum ? std::span(block_sums_).subspan(i * nv, nv) : std::span<double>();
-  kernels_.sweep(domain.blocks[i], work, vars, scratch, sums, layers);
+  if (compact_.loaded() && layers != nullptr)
+    kernels_.sweep_compact(compact_.var(i, vars.v0), work, vars, scratch, sums, *layers);
+  else
+    kernels_.sweep(domain.blocks[i], work, vars, scratch, sums, layers);
   if (traced) {
     const double end = trace_->now_us();
     const double dur = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
@@ -90,18 +102,57 @@ void StaticRuntime::sweep_block(Domain& domain, const StageWork& work, stencil::
         std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+double* StaticRuntime::ghost_face(std::size_t block, int face, stencil::VarRange vars) {
+  const std::size_t slot = ghost_slot_[block][std::size_t(face)];
+  assert(slot != kNoSlot);
+  const std::size_t per_slot = std::size_t(vars.count()) * stencil::kCompactFaceCells;
+  assert(ghost_faces_.size() >= ghost_slots_ * per_slot);
+  return ghost_faces_.data() + slot * per_slot;
+}
+
 stencil::GhostLayers StaticRuntime::pass_layers(const Domain& domain, std::size_t i,
                                                 stencil::VarRange pass, stencil::VarRange group,
-                                                const Halo& h) const {
-  return read_layers(domain.blocks, i, schedule_.reads[i], pass.v0, [&](const FaceRead& r) {
+                                                const Halo& h) {
+  // The deferred-face buffer holds the pass's variables; a message the whole group's.
+  const auto nv = std::size_t(pass.count());
+  const auto packed = [&](const FaceRead& r) {
     const auto size = std::ptrdiff_t(r.size);
-    if (r.kind == FaceRead::Kind::kDeferred)  // the buffer holds the pass's variables
-      return PackedLayer{deferred_.data() + r.from * std::size_t(pass.count()), size};
-    // A message holds the whole group's variables.
+    if (r.kind == FaceRead::Kind::kDeferred)
+      return PackedLayer{deferred_.data() + r.from * nv, size};
     return PackedLayer{h.recv[r.from].data() + r.at * std::size_t(group.count()) +
                            std::size_t(pass.v0 - group.v0) * r.size,
                        size};
-  });
+  };
+  const auto& reads = schedule_.reads[i];
+  stencil::GhostLayers layers;
+  if (!compact_.loaded()) {
+    layers = read_layers(domain.blocks, i, reads, pass.v0, packed);
+  } else {
+    // Swept compact: a block's own layer and a neighbour's are in the compact copies, a face
+    // filled across a level change in its dense ghost layer.
+    using Read = FaceRead::Kind;
+    const auto var_next = std::ptrdiff_t(stencil::kCompactCells);
+    for (std::size_t f = 0; f < 6; ++f) {
+      const FaceRead& r = reads[f];
+      if (r.kind == Read::kGhost) {
+        const stencil::LayerPlace at = stencil::kDenseLayerPlace;
+        layers.face[f] = {ghost_face(i, int(f), pass), at.sb, at.sc,
+                          std::ptrdiff_t(stencil::kCompactFaceCells)};
+      } else if (r.kind == Read::kMirror || r.kind == Read::kNeighbour) {
+        const bool own = r.kind == Read::kMirror;
+        const stencil::LayerPlace at = stencil::compact_layer_place(int(f), own);
+        layers.face[f] = {compact_.var(own ? i : r.from, pass.v0) + at.offset, at.sb, at.sc,
+                          var_next};
+      } else {
+        const PackedLayer from = packed(r);
+        layers.face[f] = {from.first + r.place.offset, r.place.sb, r.place.sc, from.next};
+      }
+    }
+  }
+  for (std::size_t f = 0; f < 6; ++f)
+    if (const FaceSlot& c = schedule_.copies[i][f]; c.size > 0)
+      layers.copy[f] = {deferred_.data() + c.slot * nv, std::ptrdiff_t(c.size)};
+  return layers;
 }
 
 void StaticRuntime::add_block_sums(std::span<const std::size_t> blocks, const StageWork& work,
@@ -139,6 +190,27 @@ void StaticRuntime::run_tasks(Domain& domain, std::span<const GhostTask> tasks,
   const auto face = [&](const GhostTask& t) {
     return std::span(deferred_).subspan(t.slot * nv, t.size * nv);
   };
+  if (compact_.loaded()) {  // senders stored compact, ghosts into dense layers
+    const auto next = std::ptrdiff_t(stencil::kCompactCells);
+    const auto layer_next = std::ptrdiff_t(stencil::kCompactFaceCells);
+    for (const GhostTask& t : tasks) {
+      switch (t.kind) {
+        case GhostTask::Kind::kDirect:
+          stencil::fill_layer(ghost_face(t.dst, t.link.face, vars), layer_next,
+                              compact_.var(t.src, vars.v0), next, domain.shape, t.link, vars);
+          break;
+        case GhostTask::Kind::kPack:
+          stencil::pack_compact(compact_.var(t.src, vars.v0), next, domain.shape, t.link, vars,
+                                face(t));
+          break;
+        case GhostTask::Kind::kUnpack:
+          stencil::unpack_layer(ghost_face(t.dst, t.link.face, vars), layer_next, domain.shape,
+                                t.link, vars, face(t));
+          break;
+      }
+    }
+    return;
+  }
   for (const GhostTask& t : tasks) {
     switch (t.kind) {
       case GhostTask::Kind::kDirect:
@@ -163,6 +235,8 @@ void StaticRuntime::sweep_phase(Domain& domain, const StageWork& work, stencil::
   const std::size_t begin = phase == 0 ? 0 : s.first_remote;
   const std::size_t end = phase == 0 ? s.first_remote : s.order.size();
   deferred_.resize(s.deferred_per_var * std::size_t(vars.count()));
+  if (compact_.loaded())
+    ghost_faces_.resize(ghost_slots_ * std::size_t(vars.count()) * stencil::kCompactFaceCells);
   on_team(s.threads, [&](const std::size_t t) {
     const std::size_t first =
         s.threads == 1 ? begin : s.bounds[std::size_t(phase) * std::size_t(s.threads) + t];
@@ -202,7 +276,7 @@ void StaticRuntime::fill_axis(Domain& domain, const StageGraph& graph, int axis,
                  });
 }
 
-void StaticRuntime::begin_halo(const Domain& domain, const StageGraph& graph, int group_index,
+void StaticRuntime::begin_halo(Domain& domain, const StageGraph& graph, int group_index,
                                stencil::VarRange vars, Halo& h) {
   MINIAMR_TIMED(timers_, kCommunicate);
   const int nv = vars.count();
@@ -227,8 +301,15 @@ void StaticRuntime::begin_halo(const Domain& domain, const StageGraph& graph, in
     const double t0 = trace_ != nullptr ? trace_->now_us() : 0.0;
     buf.resize(msg.size(nv));  // the real size, even when nothing is packed into it
     if (!kernels_.modelled())
-      for (const FaceSlice& f : msg.faces)
-        pack_face(kernels_.native(), domain, f, vars, graph.edges, buf);
+      for (const FaceSlice& f : msg.faces) {
+        if (compact_.loaded())
+          stencil::pack_compact(
+              compact_.var(f.block, vars.v0), std::ptrdiff_t(stencil::kCompactCells), domain.shape,
+              f.link, vars,
+              std::span(buf).subspan(f.offset * std::size_t(nv), f.per_var * std::size_t(nv)));
+        else
+          pack_face(kernels_.native(), domain, f, vars, graph.edges, buf);
+      }
     if (trace_ != nullptr && trace_->enabled())
       trace_->record({"send",
                       "message",
@@ -276,7 +357,18 @@ void StaticRuntime::unpack(Domain& domain, const StageGraph& graph, int group_in
     const MessageLayout& msg = graph.recvs[m];
     if (msg.group != group_index) continue;
     const auto face = [&](const std::size_t i) {
-      unpack_face(kernels_.native(), domain, msg.faces[i], group, vars, graph.edges, h.recv[m]);
+      const FaceSlice& f = msg.faces[i];
+      if (compact_.loaded()) {  // a level change, into its dense ghost layer
+        const std::size_t first = std::size_t(vars.v0 - group.v0) * f.per_var;
+        stencil::unpack_layer(ghost_face(f.block, f.link.face, vars),
+                              std::ptrdiff_t(stencil::kCompactFaceCells), domain.shape, f.link,
+                              vars,
+                              std::span<const double>(h.recv[m]).subspan(
+                                  f.offset * std::size_t(group.count()) + first,
+                                  f.per_var * std::size_t(vars.count())));
+        return;
+      }
+      unpack_face(kernels_.native(), domain, f, group, vars, graph.edges, h.recv[m]);
     };
     if (scheduled) {
       for (const std::size_t i : schedule_.unpacks[m]) face(i);
@@ -374,8 +466,14 @@ std::vector<std::vector<double>> StaticRuntime::run_stages(Domain& domain,
   // of once per stage.
   const stencil::VarRange all = stages.front().vars;
   const int chunk = chunk_vars(domain, stages.front());
+  // 7-point stages on one thread sweep the chunk's variables stored compact: copied in before
+  // its stages and back after them.
+  const bool compact = threads() == 1 && kernels_.compact(domain.shape) &&
+                       std::none_of(stages.begin(), stages.end(),
+                                    [](const StageWork& w) { return w.reads_edges(); });
   for (int v0 = all.v0; v0 < all.v1; v0 += chunk) {
     const stencil::VarRange part{v0, std::min(all.v1, v0 + chunk)};
+    if (compact) compact_.load(domain.blocks, part);
     for (std::size_t s = 0; s < stages.size(); ++s) {
       stage_slot_ = s;
       stage(domain, stages[s], part, sums[s]);
@@ -387,6 +485,7 @@ std::vector<std::vector<double>> StaticRuntime::run_stages(Domain& domain,
         pending_stage = s;
       }
     }
+    if (compact) compact_.store(domain.blocks);
   }
   finish();
   for (std::size_t s = 0; s < stages.size() && measure; ++s)

@@ -7,10 +7,12 @@
 // rank, comm group and chunk.
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include "runtime/mesh_runtime.hpp"
 #include "runtime/sweep_schedule.hpp"
+#include "stencil/compact_stencil.hpp"
 #include "stencil/exact_sum.hpp"
 
 namespace miniamr::runtime {
@@ -37,8 +39,8 @@ class StaticRuntime final : public MeshRuntime {
     std::vector<std::vector<double>> send, recv;  // per message
     std::vector<MPI_Request> sends, recvs;
   };
-  void begin_halo(const Domain& domain, const StageGraph& graph, int group_index,
-                  stencil::VarRange vars, Halo& h);
+  void begin_halo(Domain& domain, const StageGraph& graph, int group_index, stencil::VarRange vars,
+                  Halo& h);
   void wait_receives(Halo& h);
   // Unpacks `vars` (a part of the group's `group` variables) from the group's messages; in a
   // `scheduled` (face-only) stage, only the faces the sweeps do not read from the messages.
@@ -50,9 +52,10 @@ class StaticRuntime final : public MeshRuntime {
   void sweep_block(Domain& domain, const StageWork& work, stencil::VarRange vars, std::size_t i,
                    std::vector<double>& scratch, const stencil::GhostLayers* layers = nullptr);
   // The layers that block i's sweep of `pass` (variables of comm group `group`, whose messages
-  // are `h`) reads as its ghost faces (SweepSchedule::reads), for variable pass.v0.
+  // are `h`) reads as its ghost faces (SweepSchedule::reads), and the layers it copies out into
+  // the deferred-face buffer (SweepSchedule::copies), for variable pass.v0.
   stencil::GhostLayers pass_layers(const Domain& domain, std::size_t i, stencil::VarRange pass,
-                                   stencil::VarRange group, const Halo& h) const;
+                                   stencil::VarRange group, const Halo& h);
   void add_block_sums(std::span<const std::size_t> blocks, const StageWork& work,
                       stencil::VarRange vars, std::span<stencil::ExactSum> sums);
   // Stencils reading edges: every block's ghosts of one axis, then the next axis.
@@ -70,6 +73,16 @@ class StaticRuntime final : public MeshRuntime {
   bool schedule_stale_ = true;                // the mesh changed since schedule_ was built
   std::vector<std::vector<double>> scratch_;  // one per thread
   std::vector<double> block_sums_;            // per block and variable of one sweep
+  // The chunk's variables stored compact while its 7-point stages run, where the kernels can
+  // sweep them so (StageKernels::compact, one thread).
+  stencil::CompactVars compact_;
+  // Dense ghost layers of the faces a compact sweep reads as ghosts (level changes): slot
+  // ghost_slot_[b][f] (kNoSlot: none) holds face f of block b for the pass's variables.
+  static constexpr std::size_t kNoSlot = ~std::size_t{0};
+  std::vector<std::array<std::size_t, 6>> ghost_slot_;
+  std::size_t ghost_slots_ = 0;
+  std::vector<double> ghost_faces_;
+  double* ghost_face(std::size_t block, int face, stencil::VarRange vars);
   std::vector<double> deferred_;    // faces packed at their sender's sweep (SweepSchedule)
   std::vector<Halo> halos_;         // one per comm group
   std::vector<double> stage_cost_;  // seconds of each block (fastest) in each stage of a batch

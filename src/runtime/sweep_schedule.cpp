@@ -43,6 +43,7 @@ SweepSchedule build_sweep_schedule(const StageGraph& graph, const stencil::Block
 
   std::vector<std::vector<GhostTask>> at(blocks);
   s.reads.resize(blocks);
+  s.copies.resize(blocks);
   using Kind = GhostTask::Kind;
   using Read = FaceRead::Kind;
   for (std::size_t dst = 0; dst < blocks; ++dst) {
@@ -61,12 +62,17 @@ SweepSchedule build_sweep_schedule(const StageGraph& graph, const stencil::Block
           else
             at[pd].push_back({dst, f.src, f.link, Kind::kDirect});
         } else {
-          const FaceSlot face = append_face_slot(s.deferred_per_var, shape, f.link);
-          at[ps].push_back({dst, f.src, f.link, Kind::kPack, face.slot, face.size});
-          if (same_level(f.link))
-            read = {Read::kDeferred, face.slot, 0, face.size, {}};
-          else
+          if (same_level(f.link)) {
+            // The sender's layer facing dst, copied out by its sweep (once, should another
+            // receiver read the same layer).
+            FaceSlot& copy = s.copies[f.src][std::size_t(f.link.face ^ 1)];
+            if (copy.size == 0) copy = append_face_slot(s.deferred_per_var, shape, f.link);
+            read = {Read::kDeferred, copy.slot, 0, copy.size, {}};
+          } else {
+            const FaceSlot face = append_face_slot(s.deferred_per_var, shape, f.link);
+            at[ps].push_back({dst, f.src, f.link, Kind::kPack, face.slot, face.size});
             at[pd].push_back({dst, f.src, f.link, Kind::kUnpack, face.slot, face.size});
+          }
         }
       }
     }

@@ -7,6 +7,8 @@
 //     the receiver's own layer next to it; an on-rank face from the sender's facing layer when
 //     the sender is swept later, else from the compact copy packed at the sender's sweep (the
 //     deferred-face buffer); a face from another rank from the received message.
+//     A deferred same-level face is copied out by the sender's sweep as it goes (the old
+//     values of each plane are at hand in L1 there), not packed by a pass of its own.
 //   * Faces across a level change (ghosts are the sender's cells / 4, or sums of four) are
 //     filled from the sender at the receiver's sweep when the sender is swept later, else
 //     packed at the sender's sweep and unpacked at the receiver's.
@@ -69,6 +71,10 @@ struct SweepSchedule {
   // reads[b][f]: where block b's sweep reads face f. A face read elsewhere than in the ghost
   // layer has no fill or unpack task (a deferred one keeps its pack).
   std::vector<std::array<FaceRead, 6>> reads;
+  // copies[b][f]: the deferred-face slot that block b's sweep copies its layer next to face f
+  // into, for the same-level block across f swept after it (size 0: none). A copy made by the
+  // sweep as it goes (stencil::GhostLayers::copy) rather than a kPack task before it.
+  std::vector<std::array<FaceSlot, 6>> copies;
   // unpacks[m]: the faces of receive m (indices into its layout) that are unpacked into ghosts
   // rather than read from the message.
   std::vector<std::vector<std::size_t>> unpacks;

@@ -22,81 +22,143 @@ struct FixedGeom {
   static constexpr FaceGeom g = face_geom(BlockShape{N, N, N, 1}, Face, false);
   static constexpr std::size_t sb = g.sb, sc = g.sc, ghost = g.ghost, sender = g.sender,
                                inner = g.inner;
+  static constexpr int a = g.a, b = g.b, c = g.c;
   static constexpr int nb = g.nb, nc = g.nc, b_lo = g.b_lo, b_hi = g.b_hi, c_lo = g.c_lo,
                        c_hi = g.c_hi;
 };
 
-// Same level and boundary: one value per ghost cell, a plain copy.
+// Where one side of a face holds the face's cells: cell (ib, ic), 1-based along the face's
+// in-plane axes, at at(ib, ic) from the side's first value. A padded block's layer (the sender's
+// facing layer, the receiver's ghost layer, a block's own layer next to a boundary face), the
+// facing layer of a sender stored compact (compact_stencil.hpp), or a dense ghost layer (one
+// face's ghosts alone, rows along c one after the other: the kPacked layer place of
+// ghost_layers.hpp). With a FixedGeom every offset is a constant.
 template <class Geom>
+struct PaddedLayer {
+  Geom g;
+  std::size_t layer;
+  std::ptrdiff_t sb() const { return std::ptrdiff_t(g.sb); }
+  std::ptrdiff_t sc() const { return std::ptrdiff_t(g.sc); }
+  std::ptrdiff_t at(int ib, int ic) const {
+    return std::ptrdiff_t(layer + std::size_t(ib) * g.sb + std::size_t(ic) * g.sc);
+  }
+};
+
+template <class Geom>
+struct CompactLayer {
+  Geom g;
+  // Strides of the cube's i, j, k; the sender across an upper face faces it with its first
+  // layer, across a lower one with its last.
+  static constexpr std::ptrdiff_t stride(const Geom& g, int axis) {
+    return axis == 0 ? std::ptrdiff_t(g.nb) * g.nb : axis == 1 ? std::ptrdiff_t(g.nb) : 1;
+  }
+  std::ptrdiff_t sb() const { return stride(g, g.b); }
+  std::ptrdiff_t sc() const { return stride(g, g.c); }
+  std::ptrdiff_t at(int ib, int ic) const {
+    const std::ptrdiff_t layer = g.ghost != 0 ? 0 : g.nb - 1;
+    return layer * stride(g, g.a) + (ib - 1) * sb() + (ic - 1) * sc();
+  }
+};
+
+template <class Geom>
+struct DenseLayer {
+  Geom g;
+  std::ptrdiff_t sb() const { return g.nc; }
+  std::ptrdiff_t sc() const { return 1; }
+  std::ptrdiff_t at(int ib, int ic) const { return std::ptrdiff_t(ib - 1) * g.nc + (ic - 1); }
+};
+
+// Which storage each side of a fill is: a maker of the From (sender) and To (receiver)
+// placements for a face geometry.
+struct PaddedSides {  // padded blocks on both sides
+  template <class Geom>
+  static auto from(const Geom& g) {
+    return PaddedLayer<Geom>{g, g.sender};
+  }
+  template <class Geom>
+  static auto to(const Geom& g) {
+    return PaddedLayer<Geom>{g, g.ghost};
+  }
+};
+struct CompactToDense {  // a compact sender into a dense ghost layer
+  template <class Geom>
+  static auto from(const Geom& g) {
+    return CompactLayer<Geom>{g};
+  }
+  template <class Geom>
+  static auto to(const Geom& g) {
+    return DenseLayer<Geom>{g};
+  }
+};
+
+// Same level and boundary: one value per ghost cell, a plain copy.
+template <class Geom, class From, class To>
 struct Copy {
   Geom g;
-  std::size_t src_layer;
+  From from;
+  To to;
   int b_lo() const { return g.b_lo; }
   int b_hi() const { return g.b_hi; }
   int c_lo() const { return g.c_lo; }
   int c_hi() const { return g.c_hi; }
-  double load(const double* src, int ib, int ic) const {
-    return src[src_layer + std::size_t(ib) * g.sb + std::size_t(ic) * g.sc];
-  }
-  void store(double* dst, int ib, int ic, double x) const {
-    dst[g.ghost + std::size_t(ib) * g.sb + std::size_t(ic) * g.sc] = x;
-  }
+  double load(const double* src, int ib, int ic) const { return src[from.at(ib, ic)]; }
+  void store(double* dst, int ib, int ic, double x) const { dst[to.at(ib, ic)] = x; }
 };
 
 // Coarse sender, fine receiver: the sender's quadrant cells / 4, each spread over 2x2 ghosts.
-template <class Geom>
+template <class Geom, class From, class To>
 struct CoarseToFine {
   Geom g;
-  std::size_t qb, qc;  // first coarse cell of the quadrant, minus one
+  From from;
+  To to;
+  int qb, qc;  // first coarse cell of the quadrant, minus one
   int b_lo() const { return 1; }
   int b_hi() const { return g.nb / 2; }
   int c_lo() const { return 1; }
   int c_hi() const { return g.nc / 2; }
   double load(const double* src, int jb, int jc) const {
-    return src[g.sender + (qb + std::size_t(jb)) * g.sb + (qc + std::size_t(jc)) * g.sc] / 4.0;
+    return src[from.at(qb + jb, qc + jc)] / 4.0;
   }
   void store(double* dst, int jb, int jc, double x) const {
-    double* p = dst + g.ghost + std::size_t(2 * jb - 1) * g.sb + std::size_t(2 * jc - 1) * g.sc;
+    double* p = dst + to.at(2 * jb - 1, 2 * jc - 1);
     p[0] = x;
-    p[g.sc] = x;
-    p[g.sb] = x;
-    p[g.sb + g.sc] = x;
+    p[to.sc()] = x;
+    p[to.sb()] = x;
+    p[to.sb() + to.sc()] = x;
   }
 };
 
 // Fine sender, coarse receiver: sum of 2x2 sender face cells (second in-plane index fastest)
 // into one ghost of the quadrant the sender covers.
-template <class Geom>
+template <class Geom, class From, class To>
 struct FineToCoarse {
   Geom g;
-  std::size_t qb, qc;
+  From from;
+  To to;
+  int qb, qc;
   int b_lo() const { return 1; }
   int b_hi() const { return g.nb / 2; }
   int c_lo() const { return 1; }
   int c_hi() const { return g.nc / 2; }
   double load(const double* src, int jb, int jc) const {
-    const double* p =
-        src + g.sender + std::size_t(2 * jb - 1) * g.sb + std::size_t(2 * jc - 1) * g.sc;
-    return p[0] + p[g.sc] + p[g.sb] + p[g.sb + g.sc];
+    const double* p = src + from.at(2 * jb - 1, 2 * jc - 1);
+    return p[0] + p[from.sc()] + p[from.sb()] + p[from.sb() + from.sc()];
   }
-  void store(double* dst, int jb, int jc, double x) const {
-    dst[g.ghost + (qb + std::size_t(jb)) * g.sb + (qc + std::size_t(jc)) * g.sc] = x;
-  }
+  void store(double* dst, int jb, int jc, double x) const { dst[to.at(qb + jb, qc + jc)] = x; }
 };
 
 // Same-level faces across x and y: the in-plane axis c is z, contiguous, so each row is one
 // block copy (the generic loops below cannot know the stride is 1). Copies the face's rows of
-// one variable from `from` to `to`, each side either a layer of a block (`from` at the sender's
-// layer, `to` at the receiver's ghost layer; rows at their block offsets) or a packed face (rows
-// one after the other); returns the doubles of the packed face. Rows are short (nz doubles): a
-// copy of a size known at compile time is inlined, a libc call per row is not.
-template <bool kFromPacked, bool kToPacked, class Geom>
-std::size_t copy_rows(const Copy<Geom>& r, const double* from, double* to) {
+// one variable from `from` to `to`, each side either storage in its placement or a packed face
+// (rows one after the other); returns the doubles of the packed face. Rows are short (nz
+// doubles): a copy of a size known at compile time is inlined, a libc call per row is not.
+template <bool kFromPacked, bool kToPacked, class Rule>
+std::size_t copy_rows(const Rule& r, const double* from, double* to) {
   const auto rows = [&](auto width) {
     std::size_t k = 0;
     for (int ib = r.b_lo(); ib <= r.b_hi(); ++ib, k += width) {
-      const std::size_t row = std::size_t(ib) * r.g.sb + std::size_t(r.c_lo());
-      std::memcpy(to + (kToPacked ? k : row), from + (kFromPacked ? k : row),
+      std::memcpy(to + (kToPacked ? std::ptrdiff_t(k) : r.to.at(ib, r.c_lo())),
+                  from + (kFromPacked ? std::ptrdiff_t(k) : r.from.at(ib, r.c_lo())),
                   width * sizeof(double));
     }
     return k;
@@ -113,8 +175,8 @@ std::size_t copy_rows(const Copy<Geom>& r, const double* from, double* to) {
 
 template <class Rule>
 constexpr bool is_copy = false;
-template <class Geom>
-constexpr bool is_copy<Copy<Geom>> = true;
+template <class Geom, class From, class To>
+constexpr bool is_copy<Copy<Geom, From, To>> = true;
 
 // One variable of a face from `from` to `to` under rule `r`, each side either a block's
 // variable (the rule's load at the sender, its store at the receiver) or a packed face (values
@@ -122,9 +184,8 @@ constexpr bool is_copy<Copy<Geom>> = true;
 template <bool kFromPacked, bool kToPacked, class Rule>
 std::size_t move_face(const Rule& r, const double* from, double* to) {
   if constexpr (is_copy<Rule>) {
-    if (r.g.sc == 1)
-      return copy_rows<kFromPacked, kToPacked>(r, kFromPacked ? from : from + r.src_layer,
-                                               kToPacked ? to : to + r.g.ghost);
+    if ((kFromPacked || r.from.sc() == 1) && (kToPacked || r.to.sc() == 1))
+      return copy_rows<kFromPacked, kToPacked>(r, from, to);
   }
   std::size_t n = 0;
   for (int ib = r.b_lo(); ib <= r.b_hi(); ++ib)
@@ -164,20 +225,25 @@ std::size_t unpack_rule(const Rule& r, Block& dst, VarRange vars, std::span<cons
   return n;
 }
 
-// Runs `op` with the rule object of the link's relation on face geometry `g`.
-template <class Geom, class Op>
+// Runs `op` with the rule object of the link's relation on face geometry `g`, its sides placed
+// as `Sides` says.
+template <class Sides, class Geom, class Op>
 auto with_relation(const Geom& g, const FaceLink& link, Op&& op) {
   assert(link.relation == GhostRelation::kSameLevel || (g.nb % 2 == 0 && g.nc % 2 == 0));
-  const std::size_t qb = std::size_t(link.quadrant.q1 * (g.nb / 2));
-  const std::size_t qc = std::size_t(link.quadrant.q2 * (g.nc / 2));
+  const auto from = Sides::from(g);
+  const auto to = Sides::to(g);
+  using From = decltype(from);
+  using To = decltype(to);
+  const int qb = link.quadrant.q1 * (g.nb / 2);
+  const int qc = link.quadrant.q2 * (g.nc / 2);
   switch (link.relation) {
     case GhostRelation::kCoarseToFine:
-      return op(CoarseToFine<Geom>{g, qb, qc});
+      return op(CoarseToFine<Geom, From, To>{g, from, to, qb, qc});
     case GhostRelation::kFineToCoarse:
-      return op(FineToCoarse<Geom>{g, qb, qc});
+      return op(FineToCoarse<Geom, From, To>{g, from, to, qb, qc});
     case GhostRelation::kSameLevel:
     default:
-      return op(Copy<Geom>{g, g.sender});
+      return op(Copy<Geom, From, To>{g, from, to});
   }
 }
 
@@ -210,10 +276,10 @@ auto with_geom(const BlockShape& s, int face, bool with_edges, Op&& op) {
   return op(face_geom(s, face, with_edges));
 }
 
-template <class Op>
+template <class Sides = PaddedSides, class Op>
 auto with_rule(const BlockShape& s, const FaceLink& link, bool with_edges, Op&& op) {
   return with_geom(s, link.face, with_edges,
-                   [&](const auto& g) { return with_relation(g, link, op); });
+                   [&](const auto& g) { return with_relation<Sides>(g, link, op); });
 }
 
 }  // namespace
@@ -254,9 +320,44 @@ std::size_t unpack(Block& dst, const FaceLink& link, VarRange vars, bool with_ed
 void fill_boundary(Block& block, int face, VarRange vars, bool with_edges) {
   with_geom(block.shape(), face, with_edges, [&](const auto& g) {
     // The block is both sides: its interior layer next to the face into its ghost layer.
-    const Copy<std::decay_t<decltype(g)>> rule{g, g.inner};
+    using Geom = std::decay_t<decltype(g)>;
+    const PaddedLayer<Geom> inner{g, g.inner};
+    const Copy<Geom, PaddedLayer<Geom>, PaddedLayer<Geom>> rule{g, inner, PaddedSides::to(g)};
     for (int v = vars.v0; v < vars.v1; ++v)
       move_face<false, false>(rule, block.var(v).data(), block.var(v).data());
+  });
+}
+
+void fill_layer(double* layer, std::ptrdiff_t layer_next, const double* src,
+                std::ptrdiff_t src_next, const BlockShape& shape, const FaceLink& link,
+                VarRange vars) {
+  assert(shape.nx == shape.ny && shape.ny == shape.nz);
+  with_rule<CompactToDense>(shape, link, false, [&](const auto& rule) {
+    for (int v = 0; v < vars.count(); ++v)
+      move_face<false, false>(rule, src + v * src_next, layer + v * layer_next);
+  });
+}
+
+std::size_t pack_compact(const double* src, std::ptrdiff_t src_next, const BlockShape& shape,
+                         const FaceLink& link, VarRange vars, std::span<double> out) {
+  assert(shape.nx == shape.ny && shape.ny == shape.nz);
+  assert(out.size() >= packed_size(shape, link.relation, link.face / 2, vars.count(), false));
+  return with_rule<CompactToDense>(shape, link, false, [&](const auto& rule) {
+    std::size_t n = 0;
+    for (int v = 0; v < vars.count(); ++v)
+      n += move_face<false, true>(rule, src + v * src_next, out.data() + n);
+    return n;
+  });
+}
+
+std::size_t unpack_layer(double* layer, std::ptrdiff_t layer_next, const BlockShape& shape,
+                         const FaceLink& link, VarRange vars, std::span<const double> in) {
+  assert(in.size() >= packed_size(shape, link.relation, link.face / 2, vars.count(), false));
+  return with_rule<CompactToDense>(shape, link, false, [&](const auto& rule) {
+    std::size_t n = 0;
+    for (int v = 0; v < vars.count(); ++v)
+      n += move_face<true, false>(rule, in.data() + n, layer + v * layer_next);
+    return n;
   });
 }
 

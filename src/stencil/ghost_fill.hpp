@@ -71,4 +71,19 @@ std::size_t unpack(Block& dst, const FaceLink& link, VarRange vars, bool with_ed
 // Domain boundary: reflective, ghost = adjacent interior cell of the same block.
 void fill_boundary(Block& block, int face, VarRange vars, bool with_edges);
 
+// The same relations (no edges) between a sender stored compact (compact_stencil.hpp: variable
+// vars.v0 at `src`, the next ones every `src_next` doubles) and a dense ghost layer (one face's
+// ghosts alone, ghost (ib, ic) of variable vars.v0 at layer[(ib - 1) * nc + (ic - 1)], the next
+// variable's `layer_next` doubles on), for a sweep of compact interiors that reads its ghost
+// faces as layers (ghost_layers.hpp). Same operations in the same order as the padded forms,
+// so the same bits: fill_direct into a layer, pack from a compact sender (the packed face is
+// pack()'s), unpack into a layer.
+void fill_layer(double* layer, std::ptrdiff_t layer_next, const double* src,
+                std::ptrdiff_t src_next, const BlockShape& shape, const FaceLink& link,
+                VarRange vars);
+std::size_t pack_compact(const double* src, std::ptrdiff_t src_next, const BlockShape& shape,
+                         const FaceLink& link, VarRange vars, std::span<double> out);
+std::size_t unpack_layer(double* layer, std::ptrdiff_t layer_next, const BlockShape& shape,
+                         const FaceLink& link, VarRange vars, std::span<const double> in);
+
 }  // namespace miniamr::stencil

@@ -7,6 +7,7 @@
 // ghosts, and no z face (one ghost per row, the costliest fill) written ahead of its sweep.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -42,14 +43,52 @@ struct GhostLayer {
   std::ptrdiff_t next = 0;  // from this variable's `first` to the next variable's
 };
 
+// One of the swept block's own layers whose values from before the sweep a later sweep reads
+// (a deferred same-level face): the sweep copies them out as it goes, in pack()'s order for the
+// block across that face, so the reader finds the same bits a pack before the sweep would have
+// left, without a pass of its own over the block.
+struct LayerCopy {
+  double* to = nullptr;     // null: no copy
+  std::ptrdiff_t next = 0;  // from this variable's copy to the next variable's
+};
+
 struct GhostLayers {
   std::array<GhostLayer, 6> face{};
+  // copy[f]: the layer next to the block's face f (x-, x+, y-, y+, z-, z+), copied out.
+  std::array<LayerCopy, 6> copy{};
 
-  // The same faces of the next variable (there must be one).
+  bool copies() const {
+    for (const LayerCopy& c : copy)
+      if (c.to != nullptr) return true;
+    return false;
+  }
+  // The same faces and copies of the next variable (there must be one).
   void next_var() {
     for (GhostLayer& l : face) l.first += l.next;
+    for (LayerCopy& c : copy)
+      if (c.to != nullptr) c.to += c.next;
   }
 };
+
+// Writes the copies `copy` asks for from old plane i (1-based) of an nx x ny x nz interior,
+// given as ny dense rows of nz (`old`): a sweep that keeps each old plane for its x+1 neighbour
+// has every layer of it at hand there, in L1. The x layers at the first and last plane, a row of
+// each y layer and a column of each z layer at every plane.
+inline void copy_out_plane(const std::array<LayerCopy, 6>& copy, int i, const double* old, int nx,
+                           int ny, int nz) {
+  const auto plane = std::size_t(ny) * std::size_t(nz);
+  const auto row = std::size_t(nz);
+  const auto x = std::size_t(i - 1);
+  if (i == 1 && copy[0].to) std::copy_n(old, plane, copy[0].to);
+  if (i == nx && copy[1].to) std::copy_n(old, plane, copy[1].to);
+  if (copy[2].to) std::copy_n(old, row, copy[2].to + x * row);
+  if (copy[3].to) std::copy_n(old + (std::size_t(ny) - 1) * row, row, copy[3].to + x * row);
+  for (int side = 0; side < 2; ++side)
+    if (double* to = copy[std::size_t(4 + side)].to) {
+      const double* from = old + (side == 0 ? 0 : row - 1);
+      for (std::size_t j = 0; j < std::size_t(ny); ++j) to[x * std::size_t(ny) + j] = from[j * row];
+    }
+}
 
 // Every face read from the block's own ghosts (face_geom.hpp's ghost layers, spelt out: the
 // plain 7-point kernel starts here on every call).
@@ -78,6 +117,9 @@ LayerPlace layer_place(const BlockShape& shape, int face, GhostSource::Kind kind
 
 // The layers of variable `var` of `block` under `sources`.
 GhostLayers ghost_layers(const Block& block, int var, const GhostSources& sources);
+// Writes the copies `layers` asks for from the block's layers as they are now: for a sweep that
+// does not copy them out as it goes, called before it.
+void copy_out_layers(const Block& block, int var, const GhostLayers& layers);
 // Copies every face that `layers` reads from elsewhere into the block's own ghost layer (the
 // in-plane interior cells: the faces a 7-point sweep reads), for kernels that read ghosts only.
 void copy_ghost_layers(Block& block, int var, const GhostLayers& layers);

@@ -1,5 +1,6 @@
 #include "stencil/stencil_kernels.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <cstddef>
 
@@ -107,6 +108,9 @@ double stencil7_fixed(Block& block, int var, const GhostLayers& layers, std::spa
     }
   };
   copy_z_ghosts(1);
+  // The layers copied out for later readers (GhostLayers::copy), from each old plane as it is
+  // kept: a pack before the sweep would have been a pass of its own over the block.
+  const bool copies = layers.copies();
   // Old plane i-1: the x- layer for i = 1 (never written), then the saved copy.
   const double* w = L[0].first;
   std::ptrdiff_t wr = L[0].sb;
@@ -143,6 +147,7 @@ double stencil7_fixed(Block& block, int var, const GhostLayers& layers, std::spa
         here[q] = above[q];
       }
     }
+    if (copies) copy_out_plane(layers.copy, i, saved[i & 1], nx, ny, NZ);
     w = saved[i & 1];
     wr = NZ;
   }
@@ -172,7 +177,9 @@ double stencil7_with([[maybe_unused]] Divide divide, Block& block, int var,
       break;
   }
 #endif
-  // The generic sweep reads ghosts only: layers read from elsewhere are copied in first.
+  // The generic sweep reads ghosts only: layers read from elsewhere are copied in first, and
+  // layers to copy out are copied before it starts.
+  copy_out_layers(block, var, layers);
   copy_ghost_layers(block, var, layers);
   const auto r = static_cast<std::ptrdiff_t>(block.shape().row());
   const int nz = block.shape().nz;

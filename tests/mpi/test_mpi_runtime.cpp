@@ -46,6 +46,7 @@
 #include "sfc/curve.hpp"
 #include "sfc/partition.hpp"
 #include "stencil/block.hpp"
+#include "stencil/compact_stencil.hpp"
 #include "stencil/exact_sum.hpp"
 #include "stencil/hash.hpp"
 #include "stencil/init_values.hpp"
@@ -878,8 +879,9 @@ TEST(GatherFamilies, RandomMeshesAndCuts) {
 
 // Compares every local block with the reference's, ghosts included (both sides fill the same
 // ghosts, and blocks that arrived by migration have had theirs refilled since).
-void compare_blocks(const Domain& d, const Domain& whole, const std::string& what) {
-  const std::string diff = compare_with_reference(d, whole, /*interior_only=*/false);
+void compare_blocks(const Domain& d, const Domain& whole, const std::string& what,
+                    bool interior_only = false) {
+  const std::string diff = compare_with_reference(d, whole, interior_only);
   EXPECT_TRUE(all_ranks(diff.empty(), what + ": " + diff)) << what;
 }
 
@@ -1275,7 +1277,8 @@ TYPED_TEST_SUITE(Conformance, Mappers);
 // Runs `stages` as one batch on the distributed domain and one stage at a time on the
 // reference; the checksums of every checksum stage and every block (ghosts included) must agree.
 void batch_and_compare(runtime::Runtime& rt, Domain& d, runtime::Runtime& ref, Domain& whole,
-                       std::span<const runtime::StageWork> stages, const std::string& what) {
+                       std::span<const runtime::StageWork> stages, const std::string& what,
+                       bool interior_only = false) {
   const auto got = rt.run_stages(d, stages);
   ASSERT_EQ(got.size(), stages.size());
   for (std::size_t s = 0; s < stages.size(); ++s) {
@@ -1287,7 +1290,7 @@ void batch_and_compare(runtime::Runtime& rt, Domain& d, runtime::Runtime& ref, D
     EXPECT_EQ(got[s].size(), stages[s].checksum ? std::size_t(stages[s].vars.count()) : 0u);
     EXPECT_TRUE(same_bits(got[s], want)) << what << ": checksums of stage " << s;
   }
-  compare_blocks(d, whole, what);
+  compare_blocks(d, whole, what, interior_only);
 }
 
 std::vector<runtime::StageWork> stage_batch(int stencil_id, int num_vars, int group, int stages,
@@ -1383,6 +1386,44 @@ TYPED_TEST(Conformance, KernelsReportTheBackEndThatRan) {
   EXPECT_EQ(world_sum(calls.native), world_sum(std::int64_t(d.blocks.size())) * 2 * 2);
   EXPECT_EQ(calls.kokkos, 0);
   EXPECT_EQ(rt->kernels().backend_name(), "native");
+}
+
+// The static mapper sweeps 8^3 blocks stored compact where the AVX-512 kernels run
+// (stencil/compact_stencil.hpp): same-level faces from the compact copies, level changes into
+// dense ghost layers, messages packed from the copies. Bitwise the padded AVX2 kernels' results
+// on one rank, with comm groups of one and three variables and passes of one variable (the
+// interiors: the compact sweep writes no ghost into the padded blocks).
+TEST(Compact, SweepsOfCompactInteriorsMatchThePaddedKernels) {
+  if (!stencil::compact_stencil7_supported()) GTEST_SKIP() << "no AVX-512 on this machine";
+  const int P = world_size(), me = world_rank();
+  const RootGrid grid{{2, 2, 1}};
+  const std::vector<Key> keys = random_mesh(grid, 2, 40, 203);
+  const BlockShape shape{8, 8, 8, 4};
+  for (const int sweep_vars : {4, 1}) {
+    const auto targets = cut_whole(keys, space_of(sfc::Curve::kMorton, grid),
+                                   random_weights(keys.size(), 6, 204), P);
+    Domain d = make_domain(grid, shape, share(keys, targets, me));
+    Domain whole = make_domain(grid, shape, keys);
+    const ThreadScope one(1);
+    runtime::StaticOptions o = options(sfc::Curve::kMorton);
+    o.sweep_vars = sweep_vars;
+    o.isa = stencil::Isa::kAvx512;
+    runtime::StaticRuntime rt(MPI_COMM_WORLD, o);
+    o.isa = stencil::Isa::kAvx2;
+    runtime::StaticRuntime ref(MPI_COMM_SELF, o);
+    rt.mesh_changed(d);
+    ref.mesh_changed(whole);
+    const std::string how = "sweep_vars " + std::to_string(sweep_vars);
+    batch_and_compare(rt, d, ref, whole, stage_batch(7, 4, 1, 5, nullptr), how + " groups of 1",
+                      true);
+    batch_and_compare(rt, d, ref, whole, stage_batch(7, 4, 3, 4, nullptr), how + " groups of 3",
+                      true);
+    // Every 7-point sweep of the batches ran compact; none of the reference's did.
+    EXPECT_EQ(world_sum(rt.kernels().calls().compact),
+              world_sum(std::int64_t(d.blocks.size())) * 4 * 9)
+        << how;
+    EXPECT_EQ(ref.kernels().calls().compact, 0) << how;
+  }
 }
 
 // Blocks far too small to pay for a task each are run several to a task, chosen from the

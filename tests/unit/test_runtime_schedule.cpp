@@ -84,7 +84,9 @@ TEST(SweepSchedule, EveryFaceOnceAndBeforeBothSweeps) {
               ++seen[face];
               break;
             case Kind::kPack:
-              // At the sender's sweep, for a receiver swept later by the same thread.
+              // At the sender's sweep, for a receiver swept later by the same thread, across a
+              // level change (a same-level face is copied out by the sender's sweep).
+              EXPECT_NE(t.link.relation, miniamr::stencil::GhostRelation::kSameLevel);
               EXPECT_EQ(p, pos[t.src]);
               EXPECT_LT(p, pos[t.dst]);
               EXPECT_EQ(chunk(pos[t.dst]), chunk(pos[t.src]));
@@ -106,7 +108,21 @@ TEST(SweepSchedule, EveryFaceOnceAndBeforeBothSweeps) {
           }
         }
       }
-      // Faces read in place of the ghosts (a deferred one from the slot its sender packed).
+      // Same-level faces for a receiver swept later: the sender's sweep copies its layer out.
+      std::map<std::size_t, std::pair<std::size_t, int>> copied;  // slot -> sender, its face
+      ASSERT_EQ(s.copies.size(), blocks);
+      for (std::size_t src = 0; src < blocks; ++src)
+        for (int f = 0; f < 6; ++f)
+          if (const FaceSlot& c = s.copies[src][std::size_t(f)]; c.size > 0) {
+            EXPECT_TRUE(copied.emplace(c.slot, std::pair{src, f}).second) << "slot used twice";
+            EXPECT_EQ(packed.count(c.slot), 0u) << "slot used twice";
+            EXPECT_EQ(c.size,
+                      miniamr::stencil::packed_size(
+                          shape, miniamr::stencil::GhostRelation::kSameLevel, f / 2, 1, false));
+            slots.emplace_back(c.slot, c.slot + c.size);
+          }
+      // Faces read in place of the ghosts (a deferred one from the slot its sender copied).
+      std::map<std::size_t, int> copy_reads;
       using Read = FaceRead::Kind;
       ASSERT_EQ(s.reads.size(), blocks);
       for (std::size_t dst = 0; dst < blocks; ++dst)
@@ -124,15 +140,17 @@ TEST(SweepSchedule, EveryFaceOnceAndBeforeBothSweeps) {
               ++seen[{dst, r.from, f, false}];
               break;
             case Read::kDeferred: {
-              const auto it = packed.find(r.from);
-              ASSERT_NE(it, packed.end()) << "read from a slot nothing was packed into";
-              EXPECT_EQ(std::get<0>(it->second), dst);
-              EXPECT_EQ(std::get<2>(it->second), f);
+              const auto it = copied.find(r.from);
+              ASSERT_NE(it, copied.end()) << "read from a slot nothing was copied into";
+              const auto [src, face] = it->second;
+              EXPECT_EQ(face, f ^ 1) << "the sender copied another layer";
+              EXPECT_LT(pos[src], pos[dst]);
+              EXPECT_EQ(chunk(pos[src]), chunk(pos[dst]));
               EXPECT_EQ(r.size,
                         miniamr::stencil::packed_size(
                             shape, miniamr::stencil::GhostRelation::kSameLevel, f / 2, 1, false));
-              ++seen[it->second];
-              packed.erase(it);
+              ++seen[{dst, src, f, false}];
+              ++copy_reads[r.from];
               break;
             }
             case Read::kMessage:
@@ -140,7 +158,8 @@ TEST(SweepSchedule, EveryFaceOnceAndBeforeBothSweeps) {
               break;
           }
         }
-      EXPECT_TRUE(packed.empty()) << "a packed face was never unpacked or read";
+      EXPECT_TRUE(packed.empty()) << "a packed face was never unpacked";
+      EXPECT_EQ(copy_reads.size(), copied.size()) << "a copied face was never read";
       std::sort(slots.begin(), slots.end());
       for (std::size_t k = 0; k < slots.size(); ++k) {
         EXPECT_LE(slots[k].second, k + 1 < slots.size() ? slots[k + 1].first : s.deferred_per_var)

@@ -1,0 +1,160 @@
+#include "stencil/compact_stencil.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <cstdint>
+
+#include "stencil/isa_variants.hpp"
+#include "stencil/kernel_set.hpp"
+
+#ifdef MINIAMR_ISA_VARIANTS
+#include <immintrin.h>
+#endif
+
+namespace miniamr::stencil {
+
+namespace {
+
+#ifdef MINIAMR_ISA_VARIANTS
+// The AVX-512 7-point kernel's division (stencil_kernels.cpp): x * RN(1/7) corrected by one
+// fused multiply-add, the plain division where the quotient is near zero, infinite or NaN.
+[[gnu::target("arch=x86-64-v4")]] inline __m512d divide7(__m512d x) {
+  const __m512d d = _mm512_set1_pd(7.0), inv = _mm512_set1_pd(1.0 / 7.0);
+  const __m512d q = _mm512_mul_pd(x, inv);
+  const __m512d quotient = _mm512_fmadd_pd(_mm512_fnmadd_pd(q, d, x), inv, q);
+  const __mmask8 normal =
+      _mm512_cmp_pd_mask(_mm512_abs_pd(quotient), _mm512_set1_pd(0x1p-960), _CMP_GE_OQ);
+  return normal == 0xFF ? quotient : _mm512_div_pd(x, d);
+}
+
+// GhostLayers::copy from old plane i (0-based) of a compact variable, kept as eight rows at
+// `old`: copy_out_plane() with every size a constant, in vector moves.
+[[gnu::target("arch=x86-64-v4")]] inline void copy_out(const std::array<LayerCopy, 6>& copy, int i,
+                                                       const double* old) {
+  constexpr int n = kCompactN;
+  for (int side = 0; side < 2; ++side)
+    if (double* to = copy[std::size_t(side)].to; to != nullptr && i == (side == 0 ? 0 : n - 1))
+      for (int j = 0; j < n; ++j) _mm512_storeu_pd(to + j * n, _mm512_loadu_pd(old + j * n));
+  if (copy[2].to) _mm512_storeu_pd(copy[2].to + i * n, _mm512_loadu_pd(old));
+  if (copy[3].to) _mm512_storeu_pd(copy[3].to + i * n, _mm512_loadu_pd(old + (n - 1) * n));
+  for (int side = 0; side < 2; ++side)
+    if (double* to = copy[std::size_t(4 + side)].to) {
+      const double* from = old + (side == 0 ? 0 : n - 1);
+      for (int j = 0; j < n; ++j) to[i * n + j] = from[j * n];
+    }
+}
+
+// In place, as the padded kernel: the rows j-1, j and j+1 of plane i in registers, each old
+// plane kept in `saved` (two planes of 64) as plane i+1's x-1 neighbour.
+[[gnu::target("arch=x86-64-v4")]] double sweep(double* u, const GhostLayers& layers,
+                                               double* saved) {
+  constexpr __mmask8 kAll = 0xFF;  // maskz forms: GCC 12's unmasked alignr warns
+  constexpr int n = kCompactN;
+  // The layers in locals: the vector stores below may alias anything, so members would be
+  // read again at every row.
+  const std::array<GhostLayer, 6> L = layers.face;
+  const bool copies = layers.copies();
+  __m512d lanes = _mm512_setzero_pd();
+  for (int i = 0; i < n; ++i) {
+    // Old plane i-1: the x- layer for the first plane, then the kept copy.
+    const double* w = i == 0 ? L[0].first : saved + ((i - 1) & 1) * 64;
+    const std::ptrdiff_t ws = i == 0 ? L[0].sb : 8;
+    // Old plane i+1 (not yet swept), or the x+ layer after the last plane.
+    const double* e = i + 1 < n ? u + (i + 1) * 64 : L[1].first;
+    const std::ptrdiff_t es = i + 1 < n ? 8 : L[1].sb;
+    double* c = u + i * 64;
+    double* keep = saved + (i & 1) * 64;
+    const double* z_low = L[4].first + i * L[4].sb;
+    const double* z_high = L[5].first + i * L[5].sb;
+    __m512d below = _mm512_loadu_pd(L[2].first + i * L[2].sb);  // y- ghosts of plane i
+    __m512d here = _mm512_load_pd(c);
+    for (int j = 0; j < n; ++j) {
+      const __m512d above =
+          j + 1 < n ? _mm512_load_pd(c + (j + 1) * 8) : _mm512_loadu_pd(L[3].first + i * L[3].sb);
+      // k-1 and k+1: the row shifted by one lane, the z ghost shifted in.
+      const __m512i h = _mm512_castpd_si512(here);
+      const __m512i lo = _mm512_castpd_si512(_mm512_set1_pd(z_low[j * L[4].sc]));
+      const __m512i hi = _mm512_castpd_si512(_mm512_set1_pd(z_high[j * L[5].sc]));
+      const __m512d left = _mm512_castsi512_pd(_mm512_maskz_alignr_epi64(kAll, h, lo, 7));
+      const __m512d right = _mm512_castsi512_pd(_mm512_maskz_alignr_epi64(kAll, hi, h, 1));
+      // rows::seven_point's order: w, c[k-r], c[k-1], c[k], c[k+1], c[k+r], e.
+      __m512d v = _mm512_add_pd(_mm512_loadu_pd(w + j * ws), below);
+      v = _mm512_add_pd(_mm512_add_pd(_mm512_add_pd(v, left), here), right);
+      v = divide7(_mm512_add_pd(_mm512_add_pd(v, above), _mm512_loadu_pd(e + j * es)));
+      lanes = _mm512_add_pd(lanes, v);  // LaneSum's lanes: cell k into lane k
+      _mm512_storeu_pd(keep + j * 8, here);
+      _mm512_store_pd(c + j * 8, v);
+      below = here;
+      here = above;
+    }
+    if (copies) copy_out(layers.copy, i, keep);
+  }
+  alignas(64) double a[8];
+  _mm512_store_pd(a, lanes);
+  return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+}
+#endif
+
+// The interior of a padded variable from or into a compact one, row by row. Eight assignments
+// rather than a copy call: the compiler makes them two or four vector moves, where a call per
+// row of eight cost as much as the copy.
+template <bool kToCompact>
+void copy_interior(const BlockShape& s, const double* from, double* to) {
+  for (int i = 0; i < kCompactN; ++i)
+    for (int j = 0; j < kCompactN; ++j) {
+      const std::size_t padded = s.at(i + 1, j + 1, 1);
+      const std::size_t compact = std::size_t(i * kCompactN + j) * kCompactN;
+      const double* f = from + (kToCompact ? padded : compact);
+      double* t = to + (kToCompact ? compact : padded);
+      t[0] = f[0], t[1] = f[1], t[2] = f[2], t[3] = f[3];
+      t[4] = f[4], t[5] = f[5], t[6] = f[6], t[7] = f[7];
+    }
+}
+
+}  // namespace
+
+bool compact_stencil7_supported() {
+#ifdef MINIAMR_ISA_VARIANTS
+  return isa_supported(Isa::kAvx512);
+#else
+  return false;
+#endif
+}
+
+double compact_stencil7([[maybe_unused]] double* u, [[maybe_unused]] const GhostLayers& layers,
+                        [[maybe_unused]] std::span<double> scratch) {
+  assert(compact_stencil7_supported());
+  assert(reinterpret_cast<std::uintptr_t>(u) % 64 == 0 && scratch.size() >= 128);
+#ifdef MINIAMR_ISA_VARIANTS
+  return sweep(u, layers, scratch.data());
+#else
+  return 0.0;
+#endif
+}
+
+void CompactVars::load(std::span<const Block> blocks, VarRange vars) {
+  assert(!loaded_);
+  vars_ = vars;
+  const std::size_t need = blocks.size() * std::size_t(vars.count()) * kCompactCells;
+  if (need > capacity_) {
+    storage_.reset(
+        static_cast<double*>(::operator new[](need * sizeof(double), std::align_val_t{64})));
+    capacity_ = need;
+  }
+  base_ = storage_.get();
+  for (std::size_t b = 0; b < blocks.size(); ++b)
+    for (int v = vars.v0; v < vars.v1; ++v)
+      copy_interior<true>(blocks[b].shape(), blocks[b].var(v).data(), var(b, v));
+  loaded_ = true;
+}
+
+void CompactVars::store(std::span<Block> blocks) {
+  assert(loaded_);
+  for (std::size_t b = 0; b < blocks.size(); ++b)
+    for (int v = vars_.v0; v < vars_.v1; ++v)
+      copy_interior<false>(blocks[b].shape(), var(b, v), blocks[b].var(v).data());
+  loaded_ = false;
+}
+
+}  // namespace miniamr::stencil

@@ -1,0 +1,84 @@
+// The 7-point sweep of 8^3 interiors stored compact: 512 doubles per variable, cell (i,j,k)
+// (0-based) at (i * 8 + j) * 8 + k, each row of eight one cache line. A block's padded storage
+// (block.hpp) puts an interior row 8 bytes into an 80-byte row, so most row loads and stores
+// span two lines, and a chunk of blocks brings its ghost lines into cache along with it; the
+// compact copy is half the bytes. The sweep reads every ghost face from a layer (the padded
+// block's own ghosts, a neighbour's compact layer, a packed face) and makes a row's k-1 and k+1
+// by shifting the row's register and inserting the z ghosts, so it reads no ghost row.
+//
+// A mapper copies a chunk's variables in (CompactVars::load) before the chunk's stages and back
+// (store) after them; in between, a face that a fill or pack reads from the sender goes to the
+// padded block first (sync_layer). The additions are rows::seven_point's, in its order, and the
+// division and the interior sum are the AVX-512 7-point kernel's, so values and sums are bitwise
+// those of the padded sweep.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <span>
+
+#include "stencil/block.hpp"
+#include "stencil/ghost_fill.hpp"
+#include "stencil/ghost_layers.hpp"
+
+namespace miniamr::stencil {
+
+inline constexpr int kCompactN = 8;
+inline constexpr std::size_t kCompactCells = 512;     // doubles of one compact variable
+inline constexpr std::size_t kCompactFaceCells = 64;  // and of one of its faces
+
+// Whether this build has the compact sweep and this machine runs it (it is AVX-512 code).
+bool compact_stencil7_supported();
+
+// Blocks of `shape` can be swept compact.
+inline bool compact_shape(const BlockShape& shape) {
+  return shape.nx == kCompactN && shape.ny == kCompactN && shape.nz == kCompactN;
+}
+
+// Sweeps compact variable `u` (64-byte aligned) with its ghost faces read from `layers` and its
+// layers copied out where `layers.copy` asks; `scratch` holds at least 128 doubles. Returns the
+// new interior sum. Only where compact_stencil7_supported().
+double compact_stencil7(double* u, const GhostLayers& layers, std::span<double> scratch);
+
+// Where the layer of face `face` lies in a compact variable: the variable's own layer next to
+// the face (`own`), or the layer of a same-level neighbour across the face that faces it.
+// Relative to the variable's first cell, in GhostLayer's terms.
+constexpr LayerPlace compact_layer_place(int face, bool own) {
+  constexpr std::ptrdiff_t stride[3] = {kCompactN * kCompactN, kCompactN, 1};  // i, j, k
+  const int axis = face / 2;
+  const bool upper = face % 2 == 1;
+  // The own layer next to an upper face is the last one; a neighbour across it faces it with
+  // its first.
+  const int at = own == upper ? kCompactN - 1 : 0;
+  return {at * stride[axis], stride[axis == 0 ? 1 : 0], stride[axis == 2 ? 1 : 2]};
+}
+// A dense ghost layer of a compact variable's face (ghost_fill.hpp's fill_layer).
+inline constexpr LayerPlace kDenseLayerPlace{0, kCompactN, 1};
+
+// Variables `vars` of a rank's blocks, stored compact while a chunk's stages run.
+class CompactVars {
+ public:
+  // Copies the interiors of variables `vars` of `blocks` in.
+  void load(std::span<const Block> blocks, VarRange vars);
+  // Copies them back into `blocks` (the same blocks) and forgets them.
+  void store(std::span<Block> blocks);
+  bool loaded() const { return loaded_; }
+  VarRange vars() const { return vars_; }
+
+  double* var(std::size_t block, int v) {
+    return base_ + (block * std::size_t(vars_.count()) + std::size_t(v - vars_.v0)) * kCompactCells;
+  }
+
+ private:
+  struct AlignedFree {
+    void operator()(double* p) const { ::operator delete[](p, std::align_val_t{64}); }
+  };
+  std::unique_ptr<double[], AlignedFree> storage_;
+  std::size_t capacity_ = 0;
+  double* base_ = nullptr;
+  VarRange vars_{};
+  bool loaded_ = false;
+};
+
+}  // namespace miniamr::stencil
