@@ -22,21 +22,39 @@ std::vector<MessageLayout> message_layouts(const GhostPlan& plan, const stencil:
   return out;
 }
 
+namespace {
+
+template <class T>
+std::span<T> slice(const FaceSlice& face, stencil::VarRange message_vars, stencil::VarRange vars,
+                   std::span<T> message) {
+  const auto first = std::size_t(vars.v0 - message_vars.v0) * face.per_var;
+  return message.subspan(face.offset * std::size_t(message_vars.count()) + first,
+                         face.per_var * std::size_t(vars.count()));
+}
+
+}  // namespace
+
+std::span<double> face_slice(const FaceSlice& face, stencil::VarRange message_vars,
+                             stencil::VarRange vars, std::span<double> message) {
+  return slice(face, message_vars, vars, message);
+}
+
+std::span<const double> face_slice(const FaceSlice& face, stencil::VarRange message_vars,
+                                   stencil::VarRange vars, std::span<const double> message) {
+  return slice(face, message_vars, vars, message);
+}
+
 void pack_face(const stencil::KernelSet& kernels, const Domain& domain, const FaceSlice& face,
                stencil::VarRange vars, bool edges, std::span<double> message) {
-  const auto nv = std::size_t(vars.count());
   kernels.pack(domain.blocks[face.block], face.link, vars, edges,
-               message.subspan(face.offset * nv, face.per_var * nv));
+               face_slice(face, vars, vars, message));
 }
 
 void unpack_face(const stencil::KernelSet& kernels, Domain& domain, const FaceSlice& face,
                  stencil::VarRange message_vars, stencil::VarRange vars, bool edges,
                  std::span<const double> message) {
-  const auto nv = std::size_t(message_vars.count());
-  const auto first = std::size_t(vars.v0 - message_vars.v0) * face.per_var;
-  kernels.unpack(
-      domain.blocks[face.block], face.link, vars, edges,
-      message.subspan(face.offset * nv + first, face.per_var * std::size_t(vars.count())));
+  kernels.unpack(domain.blocks[face.block], face.link, vars, edges,
+                 face_slice(face, message_vars, vars, message));
 }
 
 }  // namespace miniamr::runtime

@@ -36,6 +36,13 @@ std::vector<MessageLayout> message_layouts(const GhostPlan& plan, const stencil:
                                            std::span<const int> axes, bool edges, bool send,
                                            int group);
 
+// The slice of a message holding `message_vars` where variables `vars` (a part of them) of
+// `face` lie.
+std::span<double> face_slice(const FaceSlice& face, stencil::VarRange message_vars,
+                             stencil::VarRange vars, std::span<double> message);
+std::span<const double> face_slice(const FaceSlice& face, stencil::VarRange message_vars,
+                                   stencil::VarRange vars, std::span<const double> message);
+
 // Packs variables `vars` of one face into its slice of a message holding exactly `vars`.
 void pack_face(const stencil::KernelSet& kernels, const Domain& domain, const FaceSlice& face,
                stencil::VarRange vars, bool edges, std::span<double> message);

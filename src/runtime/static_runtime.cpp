@@ -47,6 +47,18 @@ void for_each_index(int threads, std::ptrdiff_t n, Body&& body) {
   });
 }
 
+// Stores a chunk of compact variables back into the blocks when it leaves scope.
+struct ChunkStore {
+  ChunkStore(stencil::CompactVars& c, std::vector<stencil::Block>& b) : compact(c), blocks(b) {}
+  ChunkStore(const ChunkStore&) = delete;
+  ChunkStore& operator=(const ChunkStore&) = delete;
+  ~ChunkStore() {
+    if (compact.loaded()) compact.store(blocks);
+  }
+  stencil::CompactVars& compact;
+  std::vector<stencil::Block>& blocks;
+};
+
 }  // namespace
 
 StaticRuntime::StaticRuntime(MPI_Comm parent, RuntimeOptions options)
@@ -167,6 +179,7 @@ void StaticRuntime::add_block_sums(std::span<const std::size_t> blocks, const St
 void StaticRuntime::sweep_all(Domain& domain, const StageWork& work, stencil::VarRange vars,
                               std::span<stencil::ExactSum> sums) {
   MINIAMR_TIMED(timers_, kCompute);
+  assert(!compact_.loaded());  // stencils reading edges sweep the padded blocks
   if (work.checksum) block_sums_.resize(domain.blocks.size() * std::size_t(vars.count()));
   // Each block's sums go to its own slot and are added in block order afterwards (exact sums
   // would not mind the order anyway): bitwise the same for any thread count.
@@ -261,6 +274,7 @@ void StaticRuntime::sweep_phase(Domain& domain, const StageWork& work, stencil::
 void StaticRuntime::fill_axis(Domain& domain, const StageGraph& graph, int axis,
                               stencil::VarRange vars) {
   MINIAMR_TIMED(timers_, kCommunicate);
+  assert(!compact_.loaded());
   if (kernels_.modelled()) return;
   // Fill(b, axis) writes b's ghosts only, so blocks are independent; remote faces were
   // unpacked before (they are the receives of this axis).
@@ -276,7 +290,7 @@ void StaticRuntime::fill_axis(Domain& domain, const StageGraph& graph, int axis,
                  });
 }
 
-void StaticRuntime::begin_halo(Domain& domain, const StageGraph& graph, int group_index,
+void StaticRuntime::begin_halo(const Domain& domain, const StageGraph& graph, int group_index,
                                stencil::VarRange vars, Halo& h) {
   MINIAMR_TIMED(timers_, kCommunicate);
   const int nv = vars.count();
@@ -302,13 +316,14 @@ void StaticRuntime::begin_halo(Domain& domain, const StageGraph& graph, int grou
     buf.resize(msg.size(nv));  // the real size, even when nothing is packed into it
     if (!kernels_.modelled())
       for (const FaceSlice& f : msg.faces) {
-        if (compact_.loaded())
-          stencil::pack_compact(
-              compact_.var(f.block, vars.v0), std::ptrdiff_t(stencil::kCompactCells), domain.shape,
-              f.link, vars,
-              std::span(buf).subspan(f.offset * std::size_t(nv), f.per_var * std::size_t(nv)));
-        else
+        if (compact_.loaded()) {
+          assert(!graph.edges);
+          stencil::pack_compact(compact_.var(f.block, vars.v0),
+                                std::ptrdiff_t(stencil::kCompactCells), domain.shape, f.link, vars,
+                                face_slice(f, vars, vars, std::span(buf)));
+        } else {
           pack_face(kernels_.native(), domain, f, vars, graph.edges, buf);
+        }
       }
     if (trace_ != nullptr && trace_->enabled())
       trace_->record({"send",
@@ -359,13 +374,10 @@ void StaticRuntime::unpack(Domain& domain, const StageGraph& graph, int group_in
     const auto face = [&](const std::size_t i) {
       const FaceSlice& f = msg.faces[i];
       if (compact_.loaded()) {  // a level change, into its dense ghost layer
-        const std::size_t first = std::size_t(vars.v0 - group.v0) * f.per_var;
+        assert(scheduled && !graph.edges);
         stencil::unpack_layer(ghost_face(f.block, f.link.face, vars),
                               std::ptrdiff_t(stencil::kCompactFaceCells), domain.shape, f.link,
-                              vars,
-                              std::span<const double>(h.recv[m]).subspan(
-                                  f.offset * std::size_t(group.count()) + first,
-                                  f.per_var * std::size_t(vars.count())));
+                              vars, face_slice(f, group, vars, std::span<const double>(h.recv[m])));
         return;
       }
       unpack_face(kernels_.native(), domain, f, group, vars, graph.edges, h.recv[m]);
@@ -473,6 +485,8 @@ std::vector<std::vector<double>> StaticRuntime::run_stages(Domain& domain,
                                     [](const StageWork& w) { return w.reads_edges(); });
   for (int v0 = all.v0; v0 < all.v1; v0 += chunk) {
     const stencil::VarRange part{v0, std::min(all.v1, v0 + chunk)};
+    // Back into the blocks when the chunk's stages end, by an error too.
+    const ChunkStore chunk_store{compact_, domain.blocks};
     if (compact) compact_.load(domain.blocks, part);
     for (std::size_t s = 0; s < stages.size(); ++s) {
       stage_slot_ = s;
@@ -485,7 +499,6 @@ std::vector<std::vector<double>> StaticRuntime::run_stages(Domain& domain,
         pending_stage = s;
       }
     }
-    if (compact) compact_.store(domain.blocks);
   }
   finish();
   for (std::size_t s = 0; s < stages.size() && measure; ++s)

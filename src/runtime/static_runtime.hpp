@@ -39,8 +39,8 @@ class StaticRuntime final : public MeshRuntime {
     std::vector<std::vector<double>> send, recv;  // per message
     std::vector<MPI_Request> sends, recvs;
   };
-  void begin_halo(Domain& domain, const StageGraph& graph, int group_index, stencil::VarRange vars,
-                  Halo& h);
+  void begin_halo(const Domain& domain, const StageGraph& graph, int group_index,
+                  stencil::VarRange vars, Halo& h);
   void wait_receives(Halo& h);
   // Unpacks `vars` (a part of the group's `group` variables) from the group's messages; in a
   // `scheduled` (face-only) stage, only the faces the sweeps do not read from the messages.
@@ -83,7 +83,9 @@ class StaticRuntime final : public MeshRuntime {
   std::size_t ghost_slots_ = 0;
   std::vector<double> ghost_faces_;
   double* ghost_face(std::size_t block, int face, stencil::VarRange vars);
-  std::vector<double> deferred_;    // faces packed at their sender's sweep (SweepSchedule)
+  // Faces for a later receiver, made at their sender's sweep (SweepSchedule): copied out by it
+  // (same level) or packed before it (level changes).
+  std::vector<double> deferred_;
   std::vector<Halo> halos_;         // one per comm group
   std::vector<double> stage_cost_;  // seconds of each block (fastest) in each stage of a batch
   std::size_t stage_slot_ = 0;      // the running stage's index in its batch

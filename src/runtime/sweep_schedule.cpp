@@ -63,8 +63,8 @@ SweepSchedule build_sweep_schedule(const StageGraph& graph, const stencil::Block
             at[pd].push_back({dst, f.src, f.link, Kind::kDirect});
         } else {
           if (same_level(f.link)) {
-            // The sender's layer facing dst, copied out by its sweep (once, should another
-            // receiver read the same layer).
+            // The sender's layer facing dst, copied out by its sweep (once: in an octree no
+            // other block reads it, but a schedule need not rely on that).
             FaceSlot& copy = s.copies[f.src][std::size_t(f.link.face ^ 1)];
             if (copy.size == 0) copy = append_face_slot(s.deferred_per_var, shape, f.link);
             read = {Read::kDeferred, copy.slot, 0, copy.size, {}};

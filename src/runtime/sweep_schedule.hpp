@@ -5,8 +5,8 @@
 //   * Same-level and domain-boundary faces are read by the sweep where those values are
 //     (stencil/ghost_layers.hpp), never copied into the receiver's ghosts: a boundary face from
 //     the receiver's own layer next to it; an on-rank face from the sender's facing layer when
-//     the sender is swept later, else from the compact copy packed at the sender's sweep (the
-//     deferred-face buffer); a face from another rank from the received message.
+//     the sender is swept later, else from the copy of that layer made at the sender's sweep
+//     (the deferred-face buffer); a face from another rank from the received message.
 //     A deferred same-level face is copied out by the sender's sweep as it goes (the old
 //     values of each plane are at hand in L1 there), not packed by a pass of its own.
 //   * Faces across a level change (ghosts are the sender's cells / 4, or sums of four) are
@@ -69,7 +69,7 @@ struct SweepSchedule {
   std::vector<std::size_t> task_begin;  // tasks of position p: [task_begin[p], task_begin[p+1])
   std::vector<GhostTask> tasks;
   // reads[b][f]: where block b's sweep reads face f. A face read elsewhere than in the ghost
-  // layer has no fill or unpack task (a deferred one keeps its pack).
+  // layer has no fill or unpack task (a deferred one is copied out by its sender's sweep).
   std::vector<std::array<FaceRead, 6>> reads;
   // copies[b][f]: the deferred-face slot that block b's sweep copies its layer next to face f
   // into, for the same-level block across f swept after it (size 0: none). A copy made by the

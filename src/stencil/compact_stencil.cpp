@@ -5,27 +5,20 @@
 #include <cassert>
 #include <cstdint>
 
+#include "stencil/divide7.hpp"
 #include "stencil/isa_variants.hpp"
 #include "stencil/kernel_set.hpp"
-
-#ifdef MINIAMR_ISA_VARIANTS
-#include <immintrin.h>
-#endif
 
 namespace miniamr::stencil {
 
 namespace {
 
 #ifdef MINIAMR_ISA_VARIANTS
-// The AVX-512 7-point kernel's division (stencil_kernels.cpp): x * RN(1/7) corrected by one
-// fused multiply-add, the plain division where the quotient is near zero, infinite or NaN.
+// The AVX-512 7-point kernel's division (divide7.hpp).
 [[gnu::target("arch=x86-64-v4")]] inline __m512d divide7(__m512d x) {
-  const __m512d d = _mm512_set1_pd(7.0), inv = _mm512_set1_pd(1.0 / 7.0);
-  const __m512d q = _mm512_mul_pd(x, inv);
-  const __m512d quotient = _mm512_fmadd_pd(_mm512_fnmadd_pd(q, d, x), inv, q);
-  const __mmask8 normal =
-      _mm512_cmp_pd_mask(_mm512_abs_pd(quotient), _mm512_set1_pd(0x1p-960), _CMP_GE_OQ);
-  return normal == 0xFF ? quotient : _mm512_div_pd(x, d);
+  v8d v = x;
+  avx512::Divide7{}(v);
+  return v;
 }
 
 // GhostLayers::copy from old plane i (0-based) of a compact variable, kept as eight rows at
@@ -54,6 +47,7 @@ namespace {
   // The layers in locals: the vector stores below may alias anything, so members would be
   // read again at every row.
   const std::array<GhostLayer, 6> L = layers.face;
+  assert(L[0].sc == 1 && L[1].sc == 1 && L[2].sc == 1 && L[3].sc == 1);  // rows along k
   const bool copies = layers.copies();
   __m512d lanes = _mm512_setzero_pd();
   for (int i = 0; i < n; ++i) {

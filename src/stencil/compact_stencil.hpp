@@ -2,15 +2,16 @@
 // (0-based) at (i * 8 + j) * 8 + k, each row of eight one cache line. A block's padded storage
 // (block.hpp) puts an interior row 8 bytes into an 80-byte row, so most row loads and stores
 // span two lines, and a chunk of blocks brings its ghost lines into cache along with it; the
-// compact copy is half the bytes. The sweep reads every ghost face from a layer (the padded
-// block's own ghosts, a neighbour's compact layer, a packed face) and makes a row's k-1 and k+1
-// by shifting the row's register and inserting the z ghosts, so it reads no ghost row.
+// compact copy is half the bytes. The sweep reads every ghost face from a layer (ghost_layers.hpp:
+// its own or a neighbour's compact layer, a packed face, a dense ghost layer that a level change
+// was filled into) and makes a row's k-1 and k+1 by shifting the row's register and inserting
+// the z ghosts, so it reads no ghost row.
 //
 // A mapper copies a chunk's variables in (CompactVars::load) before the chunk's stages and back
-// (store) after them; in between, a face that a fill or pack reads from the sender goes to the
-// padded block first (sync_layer). The additions are rows::seven_point's, in its order, and the
-// division and the interior sum are the AVX-512 7-point kernel's, so values and sums are bitwise
-// those of the padded sweep.
+// (store) after them; in between, the fills and packs read the compact copies and write dense
+// ghost layers (ghost_fill.hpp's fill_layer, pack_compact, unpack_layer). The additions are
+// rows::seven_point's, in its order, and the division and the interior sum the AVX-512 7-point
+// kernel's, so values and sums are bitwise those of the padded sweep.
 #pragma once
 
 #include <cstddef>
@@ -66,11 +67,13 @@ class CompactVars {
   bool loaded() const { return loaded_; }
   VarRange vars() const { return vars_; }
 
-  double* var(std::size_t block, int v) {
-    return base_ + (block * std::size_t(vars_.count()) + std::size_t(v - vars_.v0)) * kCompactCells;
-  }
+  double* var(std::size_t block, int v) { return base_ + offset(block, v); }
+  const double* var(std::size_t block, int v) const { return base_ + offset(block, v); }
 
  private:
+  std::size_t offset(std::size_t block, int v) const {
+    return (block * std::size_t(vars_.count()) + std::size_t(v - vars_.v0)) * kCompactCells;
+  }
   struct AlignedFree {
     void operator()(double* p) const { ::operator delete[](p, std::align_val_t{64}); }
   };

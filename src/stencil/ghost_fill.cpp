@@ -55,7 +55,8 @@ struct CompactLayer {
   std::ptrdiff_t sb() const { return stride(g, g.b); }
   std::ptrdiff_t sc() const { return stride(g, g.c); }
   std::ptrdiff_t at(int ib, int ic) const {
-    const std::ptrdiff_t layer = g.ghost != 0 ? 0 : g.nb - 1;
+    const bool upper = g.ghost != 0;  // the receiver's ghost layer at n + 1, not 0
+    const std::ptrdiff_t layer = upper ? 0 : g.nb - 1;
     return layer * stride(g, g.a) + (ib - 1) * sb() + (ic - 1) * sc();
   }
 };
@@ -352,6 +353,7 @@ std::size_t pack_compact(const double* src, std::ptrdiff_t src_next, const Block
 
 std::size_t unpack_layer(double* layer, std::ptrdiff_t layer_next, const BlockShape& shape,
                          const FaceLink& link, VarRange vars, std::span<const double> in) {
+  assert(shape.nx == shape.ny && shape.ny == shape.nz);
   assert(in.size() >= packed_size(shape, link.relation, link.face / 2, vars.count(), false));
   return with_rule<CompactToDense>(shape, link, false, [&](const auto& rule) {
     std::size_t n = 0;

@@ -4,13 +4,10 @@
 #include <cassert>
 #include <cstddef>
 
+#include "stencil/divide7.hpp"
 #include "stencil/isa_variants.hpp"
 #include "stencil/lane_sum.hpp"
 #include "stencil/stencil_rows.hpp"
-
-#ifdef MINIAMR_ISA_VARIANTS
-#include <immintrin.h>
-#endif
 
 namespace miniamr::stencil {
 
@@ -32,14 +29,12 @@ namespace {
 // bitwise those of the generic sweep.
 #if defined(__GNUC__) || defined(__clang__)
 #define MINIAMR_STENCIL7_FIXED 1
-using v4d = double __attribute__((vector_size(32)));
 // The same vector at any double's address (rows are not 32-byte aligned). Accessed through a
 // pointer rather than load/store functions: a function taking or returning a vector would have
 // a different ABI in the wider variants.
 using v4d_unaligned = double __attribute__((vector_size(32), aligned(8), may_alias));
 
 // Eight doubles, one AVX-512 register: the AVX-512 variant's rows.
-using v8d = double __attribute__((vector_size(64)));
 using v8d_unaligned = double __attribute__((vector_size(64), aligned(8), may_alias));
 
 template <class V>
@@ -221,49 +216,8 @@ double interior_sum(const Block& block, int var) {
   return sum.total();
 }
 
-// The instruction-set variants (kernel_set.hpp). Their fixed-row 7-point kernel divides by 7
-// without a division instruction, whose throughput (one four-lane division per four updates)
-// bounded it: q = x * RN(1/7), the remainder x - 7q exactly by one fused multiply-add, and
-// q + remainder * RN(1/7) rounded once. For a quotient q within one ulp, which x * RN(1/7) is,
-// this is the correctly rounded x / 7 (Markstein's theorem; Muller et al., Handbook of
-// Floating-Point Arithmetic, 2nd ed., section 4.7), so results are bitwise those of the
-// division; test_stencil_kernel_set checks it on every variant, and the theorem's assumption
-// of no underflow is kept by dividing the rare vectors with a quotient near zero, infinite or
-// NaN the plain way. BM_Stencil7 8^3 and 16^3: 0.84 and 0.81 of the time with the division.
-// The generic rows and the 27-point combine keep the division: four-double rows with this
-// quotient ran them 1.15-1.3x slower than the compiler's vectorised division loops.
-#ifdef MINIAMR_ISA_VARIANTS
-namespace avx2 {
-// Rows of four doubles, one register (eight ran 3.3x slower in AVX2 registers).
-struct Divide7 {
-  using Vector = v4d;
-  [[gnu::target("arch=x86-64-v3")]] void operator()(v4d& x) const {
-    const __m256d d = _mm256_set1_pd(7.0), inv = _mm256_set1_pd(1.0 / 7.0);
-    const __m256d q = _mm256_mul_pd(x, inv);
-    const __m256d rest = _mm256_fnmadd_pd(q, d, x);
-    const __m256d quotient = _mm256_fmadd_pd(rest, inv, q);
-    const __m256d magnitude = _mm256_andnot_pd(_mm256_set1_pd(-0.0), quotient);
-    const __m256d normal = _mm256_cmp_pd(magnitude, _mm256_set1_pd(0x1p-960), _CMP_GE_OQ);
-    x = _mm256_movemask_pd(normal) == 0xF ? v4d(quotient) : x / v4d(d);
-  }
-};
-}  // namespace avx2
-namespace avx512 {
-// Rows of eight doubles, one register: the same quotient, lanes and sums as four at a time.
-struct Divide7 {
-  using Vector = v8d;
-  [[gnu::target("arch=x86-64-v4")]] void operator()(v8d& x) const {
-    const __m512d d = _mm512_set1_pd(7.0), inv = _mm512_set1_pd(1.0 / 7.0);
-    const __m512d q = _mm512_mul_pd(x, inv);
-    const __m512d rest = _mm512_fnmadd_pd(q, d, x);
-    const __m512d quotient = _mm512_fmadd_pd(rest, inv, q);
-    const __mmask8 normal =
-        _mm512_cmp_pd_mask(_mm512_abs_pd(quotient), _mm512_set1_pd(0x1p-960), _CMP_GE_OQ);
-    x = normal == 0xFF ? v8d(quotient) : x / v8d(d);
-  }
-};
-}  // namespace avx512
-#endif
+// The instruction-set variants (kernel_set.hpp) divide by 7 without a division instruction
+// (divide7.hpp).
 
 // Each variant's 7-point kernels with its own Divide7.
 #define MINIAMR_STENCIL_VARIANTS(ns, tgt)                                                     \

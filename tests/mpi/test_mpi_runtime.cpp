@@ -1399,7 +1399,7 @@ TEST(Compact, SweepsOfCompactInteriorsMatchThePaddedKernels) {
   const RootGrid grid{{2, 2, 1}};
   const std::vector<Key> keys = random_mesh(grid, 2, 40, 203);
   const BlockShape shape{8, 8, 8, 4};
-  for (const int sweep_vars : {4, 1}) {
+  for (const auto& [sweep_vars, chunk_vars] : {std::pair{4, 0}, std::pair{1, 3}}) {
     const auto targets = cut_whole(keys, space_of(sfc::Curve::kMorton, grid),
                                    random_weights(keys.size(), 6, 204), P);
     Domain d = make_domain(grid, shape, share(keys, targets, me));
@@ -1407,13 +1407,15 @@ TEST(Compact, SweepsOfCompactInteriorsMatchThePaddedKernels) {
     const ThreadScope one(1);
     runtime::StaticOptions o = options(sfc::Curve::kMorton);
     o.sweep_vars = sweep_vars;
+    o.chunk_vars = chunk_vars;  // 3: two chunks, the second of one variable
     o.isa = stencil::Isa::kAvx512;
     runtime::StaticRuntime rt(MPI_COMM_WORLD, o);
     o.isa = stencil::Isa::kAvx2;
     runtime::StaticRuntime ref(MPI_COMM_SELF, o);
     rt.mesh_changed(d);
     ref.mesh_changed(whole);
-    const std::string how = "sweep_vars " + std::to_string(sweep_vars);
+    const std::string how =
+        "sweep_vars " + std::to_string(sweep_vars) + " chunk_vars " + std::to_string(chunk_vars);
     batch_and_compare(rt, d, ref, whole, stage_batch(7, 4, 1, 5, nullptr), how + " groups of 1",
                       true);
     batch_and_compare(rt, d, ref, whole, stage_batch(7, 4, 3, 4, nullptr), how + " groups of 3",
@@ -1423,6 +1425,12 @@ TEST(Compact, SweepsOfCompactInteriorsMatchThePaddedKernels) {
               world_sum(std::int64_t(d.blocks.size())) * 4 * 9)
         << how;
     EXPECT_EQ(ref.kernels().calls().compact, 0) << how;
+    // Stencils reading edges sweep the padded blocks.
+    batch_and_compare(rt, d, ref, whole, stage_batch(27, 4, 2, 2, nullptr), how + " 27-point",
+                      true);
+    EXPECT_EQ(world_sum(rt.kernels().calls().compact),
+              world_sum(std::int64_t(d.blocks.size())) * 4 * 9)
+        << how;
   }
 }
 
