@@ -106,6 +106,31 @@ void copy_interior(const BlockShape& s, const double* from, double* to) {
     }
 }
 
+#ifdef MINIAMR_ISA_VARIANTS
+// The same in eight-double vectors: a row a load and a store (the compact side aligned).
+template <bool kToCompact>
+[[gnu::target("arch=x86-64-v4")]] void copy_interior_avx512(const BlockShape& s, const double* from,
+                                                            double* to) {
+  for (int i = 0; i < kCompactN; ++i)
+    for (int j = 0; j < kCompactN; ++j) {
+      const std::size_t padded = s.at(i + 1, j + 1, 1);
+      const std::size_t compact = std::size_t(i * kCompactN + j) * kCompactN;
+      if constexpr (kToCompact)
+        _mm512_store_pd(to + compact, _mm512_loadu_pd(from + padded));
+      else
+        _mm512_storeu_pd(to + padded, _mm512_load_pd(from + compact));
+    }
+}
+#endif
+
+template <bool kToCompact>
+void copy_interior_fastest(const BlockShape& s, const double* from, double* to, bool wide) {
+#ifdef MINIAMR_ISA_VARIANTS
+  if (wide) return copy_interior_avx512<kToCompact>(s, from, to);
+#endif
+  copy_interior<kToCompact>(s, from, to);
+}
+
 }  // namespace
 
 bool compact_stencil7_supported() {
@@ -137,17 +162,19 @@ void CompactVars::load(std::span<const Block> blocks, VarRange vars) {
     capacity_ = need;
   }
   base_ = storage_.get();
+  const bool wide = compact_stencil7_supported();
   for (std::size_t b = 0; b < blocks.size(); ++b)
     for (int v = vars.v0; v < vars.v1; ++v)
-      copy_interior<true>(blocks[b].shape(), blocks[b].var(v).data(), var(b, v));
+      copy_interior_fastest<true>(blocks[b].shape(), blocks[b].var(v).data(), var(b, v), wide);
   loaded_ = true;
 }
 
 void CompactVars::store(std::span<Block> blocks) {
   assert(loaded_);
+  const bool wide = compact_stencil7_supported();
   for (std::size_t b = 0; b < blocks.size(); ++b)
     for (int v = vars_.v0; v < vars_.v1; ++v)
-      copy_interior<false>(blocks[b].shape(), var(b, v), blocks[b].var(v).data());
+      copy_interior_fastest<false>(blocks[b].shape(), var(b, v), blocks[b].var(v).data(), wide);
   loaded_ = false;
 }
 
