@@ -209,16 +209,17 @@ void StaticRuntime::run_tasks(Domain& domain, std::span<const GhostTask> tasks,
     for (const GhostTask& t : tasks) {
       switch (t.kind) {
         case GhostTask::Kind::kDirect:
-          stencil::fill_layer(ghost_face(t.dst, t.link.face, vars), layer_next,
-                              compact_.var(t.src, vars.v0), next, domain.shape, t.link, vars);
+          kernels_.native().fill_layer(ghost_face(t.dst, t.link.face, vars), layer_next,
+                                       compact_.var(t.src, vars.v0), next, domain.shape, t.link,
+                                       vars);
           break;
         case GhostTask::Kind::kPack:
-          stencil::pack_compact(compact_.var(t.src, vars.v0), next, domain.shape, t.link, vars,
-                                face(t));
+          kernels_.native().pack_compact(compact_.var(t.src, vars.v0), next, domain.shape, t.link,
+                                         vars, face(t));
           break;
         case GhostTask::Kind::kUnpack:
-          stencil::unpack_layer(ghost_face(t.dst, t.link.face, vars), layer_next, domain.shape,
-                                t.link, vars, face(t));
+          kernels_.native().unpack_layer(ghost_face(t.dst, t.link.face, vars), layer_next,
+                                         domain.shape, t.link, vars, face(t));
           break;
       }
     }
@@ -318,9 +319,9 @@ void StaticRuntime::begin_halo(const Domain& domain, const StageGraph& graph, in
       for (const FaceSlice& f : msg.faces) {
         if (compact_.loaded()) {
           assert(!graph.edges);
-          stencil::pack_compact(compact_.var(f.block, vars.v0),
-                                std::ptrdiff_t(stencil::kCompactCells), domain.shape, f.link, vars,
-                                face_slice(f, vars, vars, std::span(buf)));
+          kernels_.native().pack_compact(compact_.var(f.block, vars.v0),
+                                         std::ptrdiff_t(stencil::kCompactCells), domain.shape,
+                                         f.link, vars, face_slice(f, vars, vars, std::span(buf)));
         } else {
           pack_face(kernels_.native(), domain, f, vars, graph.edges, buf);
         }
@@ -375,9 +376,10 @@ void StaticRuntime::unpack(Domain& domain, const StageGraph& graph, int group_in
       const FaceSlice& f = msg.faces[i];
       if (compact_.loaded()) {  // a level change, into its dense ghost layer
         assert(scheduled && !graph.edges);
-        stencil::unpack_layer(ghost_face(f.block, f.link.face, vars),
-                              std::ptrdiff_t(stencil::kCompactFaceCells), domain.shape, f.link,
-                              vars, face_slice(f, group, vars, std::span<const double>(h.recv[m])));
+        kernels_.native().unpack_layer(
+            ghost_face(f.block, f.link.face, vars), std::ptrdiff_t(stencil::kCompactFaceCells),
+            domain.shape, f.link, vars,
+            face_slice(f, group, vars, std::span<const double>(h.recv[m])));
         return;
       }
       unpack_face(kernels_.native(), domain, f, group, vars, graph.edges, h.recv[m]);

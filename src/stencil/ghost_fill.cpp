@@ -364,20 +364,32 @@ std::size_t unpack_layer(double* layer, std::ptrdiff_t layer_next, const BlockSh
 }
 
 // The instruction-set variants (kernel_set.hpp).
-#define MINIAMR_GHOST_VARIANTS(ns, tgt)                                                        \
-  MINIAMR_KERNEL_VARIANT(ns, tgt, void, fill_direct,                                           \
-                         (Block & d, const Block& s, const FaceLink& l, VarRange v, bool e),   \
-                         (d, s, l, v, e))                                                      \
-  MINIAMR_KERNEL_VARIANT(ns, tgt, void, fill_boundary, (Block & b, int f, VarRange v, bool e), \
-                         (b, f, v, e))                                                         \
-  MINIAMR_KERNEL_VARIANT(                                                                      \
-      ns, target, std::size_t, pack,                                                           \
-      (const Block& s, const FaceLink& l, VarRange v, bool e, std::span<double> o),            \
-      (s, l, v, e, o))                                                                         \
-  MINIAMR_KERNEL_VARIANT(                                                                      \
-      ns, target, std::size_t, unpack,                                                         \
-      (Block & d, const FaceLink& l, VarRange v, bool e, std::span<const double> i),           \
-      (d, l, v, e, i))
+#define MINIAMR_GHOST_VARIANTS(ns, tgt)                                                         \
+  MINIAMR_KERNEL_VARIANT(ns, tgt, void, fill_direct,                                            \
+                         (Block & d, const Block& s, const FaceLink& l, VarRange v, bool e),    \
+                         (d, s, l, v, e))                                                       \
+  MINIAMR_KERNEL_VARIANT(ns, tgt, void, fill_boundary, (Block & b, int f, VarRange v, bool e),  \
+                         (b, f, v, e))                                                          \
+  MINIAMR_KERNEL_VARIANT(                                                                       \
+      ns, target, std::size_t, pack,                                                            \
+      (const Block& s, const FaceLink& l, VarRange v, bool e, std::span<double> o),             \
+      (s, l, v, e, o))                                                                          \
+  MINIAMR_KERNEL_VARIANT(                                                                       \
+      ns, target, std::size_t, unpack,                                                          \
+      (Block & d, const FaceLink& l, VarRange v, bool e, std::span<const double> i),            \
+      (d, l, v, e, i))                                                                          \
+  MINIAMR_KERNEL_VARIANT(ns, target, void, fill_layer,                                          \
+                         (double* l, std::ptrdiff_t ln, const double* s, std::ptrdiff_t sn,     \
+                          const BlockShape& b, const FaceLink& f, VarRange v),                  \
+                         (l, ln, s, sn, b, f, v))                                               \
+  MINIAMR_KERNEL_VARIANT(ns, target, std::size_t, pack_compact,                                 \
+                         (const double* s, std::ptrdiff_t sn, const BlockShape& b,              \
+                          const FaceLink& f, VarRange v, std::span<double> o),                  \
+                         (s, sn, b, f, v, o))                                                   \
+  MINIAMR_KERNEL_VARIANT(ns, target, std::size_t, unpack_layer,                                 \
+                         (double* l, std::ptrdiff_t ln, const BlockShape& b, const FaceLink& f, \
+                          VarRange v, std::span<const double> i),                               \
+                         (l, ln, b, f, v, i))
 MINIAMR_FOR_EACH_WIDER_ISA(MINIAMR_GHOST_VARIANTS)
 
 }  // namespace miniamr::stencil

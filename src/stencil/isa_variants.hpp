@@ -30,22 +30,31 @@
   }                                                                 \
   }
 
-#define MINIAMR_DECLARE_KERNELS(ns, tgt)                                                         \
-  namespace ns {                                                                                 \
-  [[gnu::target(tgt), gnu::flatten]] double stencil7(Block&, int, std::span<double>);            \
-  [[gnu::target(tgt), gnu::flatten]] double stencil7_from(Block&, int, const GhostLayers&,       \
-                                                          std::span<double>);                    \
-  [[gnu::target(tgt), gnu::flatten]] double stencil27(Block&, int, std::span<double>);           \
-  [[gnu::target(tgt), gnu::flatten]] double stencil_variable(Block&, int, std::int64_t,          \
-                                                             const VariableCoeffs&,              \
-                                                             std::span<double>);                 \
-  [[gnu::target(tgt), gnu::flatten]] void fill_direct(Block&, const Block&, const FaceLink&,     \
-                                                      VarRange, bool);                           \
-  [[gnu::target(tgt), gnu::flatten]] void fill_boundary(Block&, int, VarRange, bool);            \
-  [[gnu::target(tgt), gnu::flatten]] std::size_t pack(const Block&, const FaceLink&, VarRange,   \
-                                                      bool, std::span<double>);                  \
-  [[gnu::target(tgt), gnu::flatten]] std::size_t unpack(Block&, const FaceLink&, VarRange, bool, \
-                                                        std::span<const double>);                \
+#define MINIAMR_DECLARE_KERNELS(ns, tgt)                                                          \
+  namespace ns {                                                                                  \
+  [[gnu::target(tgt), gnu::flatten]] double stencil7(Block&, int, std::span<double>);             \
+  [[gnu::target(tgt), gnu::flatten]] double stencil7_from(Block&, int, const GhostLayers&,        \
+                                                          std::span<double>);                     \
+  [[gnu::target(tgt), gnu::flatten]] double stencil27(Block&, int, std::span<double>);            \
+  [[gnu::target(tgt), gnu::flatten]] double stencil_variable(Block&, int, std::int64_t,           \
+                                                             const VariableCoeffs&,               \
+                                                             std::span<double>);                  \
+  [[gnu::target(tgt), gnu::flatten]] void fill_direct(Block&, const Block&, const FaceLink&,      \
+                                                      VarRange, bool);                            \
+  [[gnu::target(tgt), gnu::flatten]] void fill_boundary(Block&, int, VarRange, bool);             \
+  [[gnu::target(tgt), gnu::flatten]] std::size_t pack(const Block&, const FaceLink&, VarRange,    \
+                                                      bool, std::span<double>);                   \
+  [[gnu::target(tgt), gnu::flatten]] std::size_t unpack(Block&, const FaceLink&, VarRange, bool,  \
+                                                        std::span<const double>);                 \
+  [[gnu::target(tgt), gnu::flatten]] void fill_layer(double*, std::ptrdiff_t, const double*,      \
+                                                     std::ptrdiff_t, const BlockShape&,           \
+                                                     const FaceLink&, VarRange);                  \
+  [[gnu::target(tgt), gnu::flatten]] std::size_t pack_compact(const double*, std::ptrdiff_t,      \
+                                                              const BlockShape&, const FaceLink&, \
+                                                              VarRange, std::span<double>);       \
+  [[gnu::target(tgt), gnu::flatten]] std::size_t unpack_layer(double*, std::ptrdiff_t,            \
+                                                              const BlockShape&, const FaceLink&, \
+                                                              VarRange, std::span<const double>); \
   }
 
 namespace miniamr::stencil {

@@ -9,10 +9,11 @@ namespace miniamr::stencil {
 
 namespace {
 
-#define MINIAMR_KERNEL_SET(isa, ns)                                                \
-  KernelSet {                                                                      \
-    isa, &ns::stencil7, &ns::stencil7_from, &ns::stencil27, &ns::stencil_variable, \
-        &ns::fill_direct, &ns::fill_boundary, &ns::pack, &ns::unpack               \
+#define MINIAMR_KERNEL_SET(isa, ns)                                                    \
+  KernelSet {                                                                          \
+    isa, &ns::stencil7, &ns::stencil7_from, &ns::stencil27, &ns::stencil_variable,     \
+        &ns::fill_direct, &ns::fill_boundary, &ns::pack, &ns::unpack, &ns::fill_layer, \
+        &ns::pack_compact, &ns::unpack_layer                                           \
   }
 
 constexpr KernelSet kBaselineSet = MINIAMR_KERNEL_SET(Isa::kBaseline, ::miniamr::stencil);

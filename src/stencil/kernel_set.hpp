@@ -51,6 +51,14 @@ struct KernelSet {
                       std::span<double> out);
   std::size_t (*unpack)(Block& dst, const FaceLink& link, VarRange vars, bool with_edges,
                         std::span<const double> in);
+  // The forms between compact senders and dense ghost layers (ghost_fill.hpp).
+  void (*fill_layer)(double* layer, std::ptrdiff_t layer_next, const double* src,
+                     std::ptrdiff_t src_next, const BlockShape& shape, const FaceLink& link,
+                     VarRange vars);
+  std::size_t (*pack_compact)(const double* src, std::ptrdiff_t src_next, const BlockShape& shape,
+                              const FaceLink& link, VarRange vars, std::span<double> out);
+  std::size_t (*unpack_layer)(double* layer, std::ptrdiff_t layer_next, const BlockShape& shape,
+                              const FaceLink& link, VarRange vars, std::span<const double> in);
 };
 
 // The kernels of `isa`, which must be supported.

@@ -131,54 +131,60 @@ TEST(CompactStencil, SweepMatchesThePaddedKernel) {
   }
 }
 
-// Every face, relation and quadrant: fill_layer, pack_compact and unpack_layer write what
-// fill_direct, pack and unpack write.
+// Every face, relation and quadrant, at every instruction-set level this machine runs:
+// fill_layer, pack_compact and unpack_layer write what the baseline's fill_direct, pack and
+// unpack write.
 TEST(CompactStencil, FillsFromCompactSendersMatchThePaddedFills) {
   const Block src = random_block(41);
   CompactVars compact;
   const std::vector<Block> one{src};
   compact.load(one, kAll);
   int checked = 0;
-  for (int face = 0; face < 6; ++face)
-    for (const GhostRelation rel :
-         {GhostRelation::kSameLevel, GhostRelation::kCoarseToFine, GhostRelation::kFineToCoarse})
-      for (int q = 0; q < (rel == GhostRelation::kSameLevel ? 1 : 4); ++q) {
-        const FaceLink link{rel, face, {q & 1, q >> 1}};
-        const std::string what = "face " + std::to_string(face) + " relation " +
-                                 std::to_string(int(rel)) + " quadrant " + std::to_string(q);
-        // Direct fills: the receiver's ghost face against a dense layer that started the same.
-        Block dst = random_block(43);
-        std::vector<double> layer;
-        for (int v = 0; v < 3; ++v) {
-          const auto g = dense_ghosts(dst, v, face);
-          layer.insert(layer.end(), g.begin(), g.end());
+  for (const Isa isa : {Isa::kBaseline, Isa::kAvx2, Isa::kAvx512}) {
+    if (!isa_supported(isa)) continue;
+    const KernelSet& k = kernel_set(isa);
+    for (int face = 0; face < 6; ++face)
+      for (const GhostRelation rel :
+           {GhostRelation::kSameLevel, GhostRelation::kCoarseToFine, GhostRelation::kFineToCoarse})
+        for (int q = 0; q < (rel == GhostRelation::kSameLevel ? 1 : 4); ++q) {
+          const FaceLink link{rel, face, {q & 1, q >> 1}};
+          const std::string what = std::string(isa_name(isa)) + " face " + std::to_string(face) +
+                                   " relation " + std::to_string(int(rel)) + " quadrant " +
+                                   std::to_string(q);
+          // Direct fills: the receiver's ghost face against a dense layer that started the same.
+          Block dst = random_block(43);
+          std::vector<double> layer;
+          for (int v = 0; v < 3; ++v) {
+            const auto g = dense_ghosts(dst, v, face);
+            layer.insert(layer.end(), g.begin(), g.end());
+          }
+          std::vector<double> layer2 = layer;
+          fill_direct(dst, src, link, kAll, false);
+          k.fill_layer(layer.data(), 64, compact.var(0, 0), 512, kShape, link, kAll);
+          std::vector<double> want;
+          for (int v = 0; v < 3; ++v) {
+            const auto g = dense_ghosts(dst, v, face);
+            want.insert(want.end(), g.begin(), g.end());
+          }
+          EXPECT_EQ(layer, want) << what;
+          // Packed faces, and unpacking them.
+          const std::size_t size = packed_size(kShape, rel, face / 2, 3, false);
+          std::vector<double> a(size, -1.0), b(size, -2.0);
+          EXPECT_EQ(pack(src, link, kAll, false, a), size) << what;
+          EXPECT_EQ(k.pack_compact(compact.var(0, 0), 512, kShape, link, kAll, b), size) << what;
+          EXPECT_EQ(a, b) << what;
+          Block dst2 = random_block(43);
+          unpack(dst2, link, kAll, false, a);
+          EXPECT_EQ(k.unpack_layer(layer2.data(), 64, kShape, link, kAll, a), size) << what;
+          EXPECT_EQ(layer2, want) << what;
+          for (int v = 0; v < 3; ++v)  // and what unpack() wrote into the padded ghosts
+            EXPECT_TRUE(std::equal(want.begin() + 64 * v, want.begin() + 64 * (v + 1),
+                                   dense_ghosts(dst2, v, face).begin()))
+                << what;
+          ++checked;
         }
-        std::vector<double> layer2 = layer;
-        fill_direct(dst, src, link, kAll, false);
-        fill_layer(layer.data(), 64, compact.var(0, 0), 512, kShape, link, kAll);
-        std::vector<double> want;
-        for (int v = 0; v < 3; ++v) {
-          const auto g = dense_ghosts(dst, v, face);
-          want.insert(want.end(), g.begin(), g.end());
-        }
-        EXPECT_EQ(layer, want) << what;
-        // Packed faces, and unpacking them.
-        const std::size_t size = packed_size(kShape, rel, face / 2, 3, false);
-        std::vector<double> a(size, -1.0), b(size, -2.0);
-        EXPECT_EQ(pack(src, link, kAll, false, a), size) << what;
-        EXPECT_EQ(pack_compact(compact.var(0, 0), 512, kShape, link, kAll, b), size) << what;
-        EXPECT_EQ(a, b) << what;
-        Block dst2 = random_block(43);
-        unpack(dst2, link, kAll, false, a);
-        EXPECT_EQ(unpack_layer(layer2.data(), 64, kShape, link, kAll, a), size) << what;
-        EXPECT_EQ(layer2, want) << what;
-        for (int v = 0; v < 3; ++v)  // and what unpack() wrote into the padded ghosts
-          EXPECT_TRUE(std::equal(want.begin() + 64 * v, want.begin() + 64 * (v + 1),
-                                 dense_ghosts(dst2, v, face).begin()))
-              << what;
-        ++checked;
-      }
-  EXPECT_EQ(checked, 6 * 9);
+  }
+  EXPECT_GE(checked, 6 * 9);
 }
 
 TEST(CompactStencil, LoadAndStoreRoundTrip) {
