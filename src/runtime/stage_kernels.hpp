@@ -70,7 +70,7 @@ class StageKernels {
   // variable's new interior sum to sums[v - vars.v0] when `sums` is not empty. Thread-safe.
   // `scratch` holds stencil::stencil_scratch_size(shape) doubles. A 7-point stage may read
   // ghost faces from other layers (`layers`, those of variable vars.v0, stepped from variable to
-  // variable; stencil/ghost_layers.hpp).
+  // variable; stencil/ghost_layers.hpp), and copies out the layers `layers.copy` asks for.
   void sweep(stencil::Block& block, const StageWork& work, stencil::VarRange vars,
              std::span<double> scratch, std::span<double> sums,
              const stencil::GhostLayers* layers = nullptr) const;
@@ -98,6 +98,7 @@ class StageKernels {
   const stencil::KernelSet& native_set_;
   std::optional<ComputeModel> model_;
   double var_bytes_ = 0;  // storage of one variable of all the rank's blocks
+  // native_: padded native sweeps; calls() adds compact_ to them.
   mutable std::atomic<std::int64_t> native_{0}, kokkos_{0}, variable_{0}, compact_{0};
 };
 

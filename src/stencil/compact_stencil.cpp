@@ -90,7 +90,8 @@ namespace {
 }
 #endif
 
-// The interior of a padded variable from or into a compact one, row by row. Eight assignments
+// The interior of a padded variable from or into a compact one, row by row: where AVX-512 is
+// missing (tests and benchmarks; the runtime sweeps compact only at x86-64-v4). Eight assignments
 // rather than a copy call: the compiler makes them two or four vector moves, where a call per
 // row of eight cost as much as the copy.
 template <bool kToCompact>

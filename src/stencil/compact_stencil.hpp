@@ -8,8 +8,9 @@
 // the z ghosts, so it reads no ghost row.
 //
 // A mapper copies a chunk's variables in (CompactVars::load) before the chunk's stages and back
-// (store) after them; in between, the fills and packs read the compact copies and write dense
-// ghost layers (ghost_fill.hpp's fill_layer, pack_compact, unpack_layer). The additions are
+// (store) after them; in between, the fills and packs read the compact copies (ghost_fill.hpp's
+// fill_layer, pack_compact), and level-change ghosts go into dense ghost layers (fill_layer,
+// unpack_layer). The additions are
 // rows::seven_point's, in its order, and the division and the interior sum the AVX-512 7-point
 // kernel's, so values and sums are bitwise those of the padded sweep.
 #pragma once

@@ -1,5 +1,6 @@
 // Division by 7 of a row of doubles for the 7-point kernels of the wider instruction-set
-// variants (stencil_kernels.cpp, compact_stencil.cpp). Internal to the stencil layer.
+// variants (stencil_kernels.cpp) and the compact sweep (compact_stencil.cpp; test_stencil_compact
+// checks its plain path too). Internal to the stencil layer.
 #pragma once
 
 #include "stencil/isa_variants.hpp"

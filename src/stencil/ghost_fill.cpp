@@ -378,15 +378,15 @@ std::size_t unpack_layer(double* layer, std::ptrdiff_t layer_next, const BlockSh
       ns, target, std::size_t, unpack,                                                          \
       (Block & d, const FaceLink& l, VarRange v, bool e, std::span<const double> i),            \
       (d, l, v, e, i))                                                                          \
-  MINIAMR_KERNEL_VARIANT(ns, target, void, fill_layer,                                          \
+  MINIAMR_KERNEL_VARIANT(ns, tgt, void, fill_layer,                                             \
                          (double* l, std::ptrdiff_t ln, const double* s, std::ptrdiff_t sn,     \
                           const BlockShape& b, const FaceLink& f, VarRange v),                  \
                          (l, ln, s, sn, b, f, v))                                               \
-  MINIAMR_KERNEL_VARIANT(ns, target, std::size_t, pack_compact,                                 \
+  MINIAMR_KERNEL_VARIANT(ns, tgt, std::size_t, pack_compact,                                    \
                          (const double* s, std::ptrdiff_t sn, const BlockShape& b,              \
                           const FaceLink& f, VarRange v, std::span<double> o),                  \
                          (s, sn, b, f, v, o))                                                   \
-  MINIAMR_KERNEL_VARIANT(ns, target, std::size_t, unpack_layer,                                 \
+  MINIAMR_KERNEL_VARIANT(ns, tgt, std::size_t, unpack_layer,                                    \
                          (double* l, std::ptrdiff_t ln, const BlockShape& b, const FaceLink& f, \
                           VarRange v, std::span<const double> i),                               \
                          (l, ln, b, f, v, i))

@@ -6,7 +6,9 @@
 // compiled for that level; the helpers' own out-of-line copies stay baseline code, which keeps a
 // binary safe on machines without the wider units. The variants do the same operations in the
 // same order (explicit vector types and lanes, never a reassociated sum, no FMA contraction:
-// -ffp-contract=off), so their results are bitwise those of the baseline.
+// -ffp-contract=off), so their results are bitwise those of the baseline. The compact 8^3 sweep
+// (compact_stencil.hpp) is not in the set: it is AVX-512 code, used where
+// compact_stencil7_supported().
 #pragma once
 
 #include <cstddef>

@@ -1424,10 +1424,14 @@ TEST(Compact, SweepsOfCompactInteriorsMatchThePaddedKernels) {
     EXPECT_EQ(world_sum(rt.kernels().calls().compact),
               world_sum(std::int64_t(d.blocks.size())) * 4 * 9)
         << how;
+    EXPECT_EQ(rt.kernels().calls().native, rt.kernels().calls().compact) << how;
     EXPECT_EQ(ref.kernels().calls().compact, 0) << how;
     // Stencils reading edges sweep the padded blocks.
     batch_and_compare(rt, d, ref, whole, stage_batch(27, 4, 2, 2, nullptr), how + " 27-point",
                       true);
+    EXPECT_EQ(world_sum(rt.kernels().calls().native - rt.kernels().calls().compact),
+              world_sum(std::int64_t(d.blocks.size())) * 4 * 2)
+        << how;
     EXPECT_EQ(world_sum(rt.kernels().calls().compact),
               world_sum(std::int64_t(d.blocks.size())) * 4 * 9)
         << how;
