@@ -21,23 +21,6 @@ namespace {
   return v;
 }
 
-// GhostLayers::copy from old plane i (0-based) of a compact variable, kept as eight rows at
-// `old`: copy_out_plane() with every size a constant, in vector moves.
-[[gnu::target("arch=x86-64-v4")]] inline void copy_out(const std::array<LayerCopy, 6>& copy, int i,
-                                                       const double* old) {
-  constexpr int n = kCompactN;
-  for (int side = 0; side < 2; ++side)
-    if (double* to = copy[std::size_t(side)].to; to != nullptr && i == (side == 0 ? 0 : n - 1))
-      for (int j = 0; j < n; ++j) _mm512_storeu_pd(to + j * n, _mm512_loadu_pd(old + j * n));
-  if (copy[2].to) _mm512_storeu_pd(copy[2].to + i * n, _mm512_loadu_pd(old));
-  if (copy[3].to) _mm512_storeu_pd(copy[3].to + i * n, _mm512_loadu_pd(old + (n - 1) * n));
-  for (int side = 0; side < 2; ++side)
-    if (double* to = copy[std::size_t(4 + side)].to) {
-      const double* from = old + (side == 0 ? 0 : n - 1);
-      for (int j = 0; j < n; ++j) to[i * n + j] = from[j * n];
-    }
-}
-
 // In place, as the padded kernel: the rows j-1, j and j+1 of plane i in registers, each old
 // plane kept in `saved` (two planes of 64) as plane i+1's x-1 neighbour.
 [[gnu::target("arch=x86-64-v4")]] double sweep(double* u, const GhostLayers& layers,
@@ -82,7 +65,7 @@ namespace {
       below = here;
       here = above;
     }
-    if (copies) copy_out(layers.copy, i, keep);
+    if (copies) copy_out_plane(layers.copy, i + 1, keep, n, n, n);
   }
   alignas(64) double a[8];
   _mm512_store_pd(a, lanes);

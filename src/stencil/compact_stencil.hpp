@@ -43,17 +43,9 @@ inline bool compact_shape(const BlockShape& shape) {
 // new interior sum. Only where compact_stencil7_supported().
 double compact_stencil7(double* u, const GhostLayers& layers, std::span<double> scratch);
 
-// Where the layer of face `face` lies in a compact variable: the variable's own layer next to
-// the face (`own`), or the layer of a same-level neighbour across the face that faces it.
-// Relative to the variable's first cell, in GhostLayer's terms.
+// compact_layer_place() of an 8^3 variable.
 constexpr LayerPlace compact_layer_place(int face, bool own) {
-  constexpr std::ptrdiff_t stride[3] = {kCompactN * kCompactN, kCompactN, 1};  // i, j, k
-  const int axis = face / 2;
-  const bool upper = face % 2 == 1;
-  // The own layer next to an upper face is the last one; a neighbour across it faces it with
-  // its first.
-  const int at = own == upper ? kCompactN - 1 : 0;
-  return {at * stride[axis], stride[axis == 0 ? 1 : 0], stride[axis == 2 ? 1 : 2]};
+  return compact_layer_place(kCompactN, face, own);
 }
 // A dense ghost layer of a compact variable's face (ghost_fill.hpp's fill_layer).
 inline constexpr LayerPlace kDenseLayerPlace{0, kCompactN, 1};

@@ -13,6 +13,7 @@ namespace miniamr::stencil {
 
 // Geometry of one face as the receiver sees it.
 struct FaceGeom {
+  int face = 0;                // the receiver's face, 0..5
   int a = 0, b = 0, c = 0;     // normal axis and the two in-plane axes (x,y,z order)
   std::size_t sb = 0, sc = 0;  // strides of the in-plane axes
   std::size_t ghost = 0;       // offset of the receiver's ghost layer
@@ -28,6 +29,7 @@ constexpr FaceGeom face_geom(const BlockShape& s, int face, bool with_edges) {
   const std::size_t stride[3] = {s.plane(), s.row(), 1};
   const int n[3] = {s.nx, s.ny, s.nz};
   FaceGeom g;
+  g.face = face;
   g.a = face / 2;
   const bool upper = (face & 1) != 0;
   g.b = g.a == 0 ? 1 : 0;

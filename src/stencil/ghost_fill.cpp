@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "stencil/face_geom.hpp"
+#include "stencil/ghost_layers.hpp"
 #include "stencil/isa_variants.hpp"
 
 namespace miniamr::stencil {
@@ -22,7 +23,7 @@ struct FixedGeom {
   static constexpr FaceGeom g = face_geom(BlockShape{N, N, N, 1}, Face, false);
   static constexpr std::size_t sb = g.sb, sc = g.sc, ghost = g.ghost, sender = g.sender,
                                inner = g.inner;
-  static constexpr int a = g.a, b = g.b, c = g.c;
+  static constexpr int face = Face, a = g.a, b = g.b, c = g.c;
   static constexpr int nb = g.nb, nc = g.nc, b_lo = g.b_lo, b_hi = g.b_hi, c_lo = g.c_lo,
                        c_hi = g.c_hi;
 };
@@ -47,18 +48,10 @@ struct PaddedLayer {
 template <class Geom>
 struct CompactLayer {
   Geom g;
-  // Strides of the cube's i, j, k; the sender across an upper face faces it with its first
-  // layer, across a lower one with its last.
-  static constexpr std::ptrdiff_t stride(const Geom& g, int axis) {
-    return axis == 0 ? std::ptrdiff_t(g.nb) * g.nb : axis == 1 ? std::ptrdiff_t(g.nb) : 1;
-  }
-  std::ptrdiff_t sb() const { return stride(g, g.b); }
-  std::ptrdiff_t sc() const { return stride(g, g.c); }
-  std::ptrdiff_t at(int ib, int ic) const {
-    const bool upper = g.ghost != 0;  // the receiver's ghost layer at n + 1, not 0
-    const std::ptrdiff_t layer = upper ? 0 : g.nb - 1;
-    return layer * stride(g, g.a) + (ib - 1) * sb() + (ic - 1) * sc();
-  }
+  LayerPlace p = compact_layer_place(g.nb, g.face, false);  // the sender's layer facing g's face
+  std::ptrdiff_t sb() const { return p.sb; }
+  std::ptrdiff_t sc() const { return p.sc; }
+  std::ptrdiff_t at(int ib, int ic) const { return p.offset + (ib - 1) * p.sb + (ic - 1) * p.sc; }
 };
 
 template <class Geom>

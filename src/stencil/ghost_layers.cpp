@@ -3,6 +3,7 @@
 #include <cassert>
 
 #include "stencil/face_geom.hpp"
+#include "stencil/ghost_fill.hpp"
 
 namespace miniamr::stencil {
 
@@ -67,16 +68,11 @@ void copy_ghost_layers(Block& block, int var, const GhostLayers& layers) {
 }
 
 void copy_out_layers(const Block& block, int var, const GhostLayers& layers) {
-  const double* u = block.var(var).data();
-  for (int f = 0; f < 6; ++f) {
-    double* to = layers.copy[std::size_t(f)].to;
-    if (to == nullptr) continue;
-    // The block across face f reads it as its face f ^ 1, from its sender's layer.
-    const FaceGeom g = face_geom(block.shape(), f ^ 1, false);
-    for (int ib = 1; ib <= g.nb; ++ib)
-      for (int ic = 1; ic <= g.nc; ++ic)
-        *to++ = u[g.sender + std::size_t(ib) * g.sb + std::size_t(ic) * g.sc];
-  }
+  constexpr auto kSame = GhostRelation::kSameLevel;
+  for (int f = 0; f < 6; ++f)
+    if (double* to = layers.copy[std::size_t(f)].to)  // as the block across f packs its face f ^ 1
+      pack(block, {kSame, f ^ 1, {}}, {var, var + 1}, false,
+           {to, packed_size(block.shape(), kSame, f / 2, 1, false)});
 }
 
 }  // namespace miniamr::stencil

@@ -76,11 +76,13 @@ struct GhostLayers {
 // each y layer and a column of each z layer at every plane.
 inline void copy_out_plane(const std::array<LayerCopy, 6>& copy, int i, const double* old, int nx,
                            int ny, int nz) {
-  const auto plane = std::size_t(ny) * std::size_t(nz);
   const auto row = std::size_t(nz);
   const auto x = std::size_t(i - 1);
-  if (i == 1 && copy[0].to) std::copy_n(old, plane, copy[0].to);
-  if (i == nx && copy[1].to) std::copy_n(old, plane, copy[1].to);
+  // Row by row: a copy of a row's known size is a few vector moves, of a plane a library call.
+  for (int side = 0; side < 2; ++side)
+    if (double* to = copy[std::size_t(side)].to; to != nullptr && i == (side == 0 ? 1 : nx))
+      for (std::size_t j = 0; j < std::size_t(ny); ++j)
+        std::copy_n(old + j * row, row, to + j * row);
   if (copy[2].to) std::copy_n(old, row, copy[2].to + x * row);
   if (copy[3].to) std::copy_n(old + (std::size_t(ny) - 1) * row, row, copy[3].to + x * row);
   for (int side = 0; side < 2; ++side)
@@ -114,6 +116,19 @@ struct LayerPlace {
   std::ptrdiff_t offset = 0, sb = 0, sc = 0;
 };
 LayerPlace layer_place(const BlockShape& shape, int face, GhostSource::Kind kind);
+// Where the layer of face `face` lies in an n^3 variable stored compact (cell (i,j,k), 0-based,
+// at (i * n + j) * n + k; compact_stencil.hpp): the variable's own layer next to the face
+// (`own`), or the layer of a same-level neighbour across the face that faces it. Relative to
+// the variable's first cell.
+constexpr LayerPlace compact_layer_place(int n, int face, bool own) {
+  const std::ptrdiff_t stride[3] = {std::ptrdiff_t(n) * n, n, 1};  // i, j, k
+  const int axis = face / 2;
+  const bool upper = face % 2 == 1;
+  // The own layer next to an upper face is the last one; a neighbour across it faces it with
+  // its first.
+  const int at = own == upper ? n - 1 : 0;
+  return {at * stride[axis], stride[axis == 0 ? 1 : 0], stride[axis == 2 ? 1 : 2]};
+}
 
 // The layers of variable `var` of `block` under `sources`.
 GhostLayers ghost_layers(const Block& block, int var, const GhostSources& sources);
