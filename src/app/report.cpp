@@ -440,6 +440,7 @@ std::string results_yaml(const Report& r) {
     y << YAML::EndMap;
   }
   y << YAML::EndSeq;
+  kv("stage_batches", r.stats.stage_batches);
   kv("refine_steps", r.stats.refine_steps);
   kv("blocks_split", r.stats.blocks_split);
   kv("blocks_reformed", r.stats.blocks_reformed);

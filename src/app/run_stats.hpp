@@ -11,6 +11,7 @@ struct RunStats {
   int timesteps_done = 0;
   double sim_time = 0.0;
   std::int64_t stages_done = 0;
+  std::int64_t stage_batches = 0;    // batches of stages run since this process started
   std::int64_t block_stage_sum = 0;  // sum over stages of the global leaf count
   std::int64_t max_blocks_rank = 0;  // peak blocks held on this rank (inside refinement)
   std::int64_t refine_steps = 0;

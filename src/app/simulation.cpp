@@ -387,9 +387,26 @@ void Simulation::print_comm_partners() const {
   fmt::print(out_, "\n");
 }
 
-void Simulation::timestep_stages() {
+int Simulation::batch_length(int ts, bool fixed_steps) const {
+  // The dynamic runtime's balancer moves blocks after every timestep, and with --time alone
+  // the last timestep is known only when it is reached.
+  if (balancer_ || !fixed_steps) return 1;
+  const auto every = [ts](int freq, int k) { return freq > 0 && (ts + k) % freq == 0; };
+  int n = 1;
+  while (n < config_.batch_tsteps && ts + n <= config_.num_tsteps) {
+    const int k = n - 1;  // timestep ts + k ends the batch when it reads or changes the blocks
+    if ((adapting() && every(config_.refine_freq, k)) || every(config_.plot_freq, k) ||
+        every(config_.checkpoint_freq, k))
+      break;
+    ++n;
+  }
+  return n;
+}
+
+void Simulation::run_batch(int timesteps) {
   const int nv = config_.num_vars;
-  std::vector<runtime::StageWork> stages(std::size_t(config_.stages_per_ts));
+  const auto per_ts = std::size_t(config_.stages_per_ts);
+  std::vector<runtime::StageWork> stages(per_ts * std::size_t(timesteps));
   for (std::size_t s = 0; s < stages.size(); ++s) {
     runtime::StageWork& work = stages[s];
     work.stencil = config_.stencil;
@@ -397,19 +414,27 @@ void Simulation::timestep_stages() {
     work.group = config_.effective_comm_vars();
     work.num_vars = nv;
     work.calc_stage = calc_stage_ + std::int64_t(s);
-    work.checksum = config_.checksum_freq > 0 && int(s) % config_.checksum_freq == 0;
+    work.checksum = config_.checksum_freq > 0 && int(s % per_ts) % config_.checksum_freq == 0;
     work.coeffs = &coeffs_;
     work.measure_cost = config_.lb_weight == LbWeight::kMeasured;
   }
-  const auto totals = runtime_.run_stages(domain_, stages);
-  for (std::size_t s = 0; s < stages.size(); ++s) {
-    stage_in_ts_ = int(s);
+  batch_totals_ = runtime_.run_stages(domain_, stages);
+  ++stats_.stage_batches;
+  batch_checksum_.assign(stages.size(), false);
+  for (std::size_t s = 0; s < stages.size(); ++s) batch_checksum_[s] = stages[s].checksum;
+}
+
+void Simulation::account_timestep(int k) {
+  const int nv = config_.num_vars;
+  const auto per_ts = std::size_t(config_.stages_per_ts);
+  for (std::size_t s = std::size_t(k) * per_ts; s < std::size_t(k + 1) * per_ts; ++s) {
+    stage_in_ts_ = int(s % per_ts);
     stats_.block_stage_sum += global_blocks_;
     stats_.cell_var_updates_rank +=
         std::int64_t(domain_.leaves.size()) * std::int64_t(domain_.shape.interior_cells()) * nv;
     ++calc_stage_;
     ++stats_.stages_done;
-    if (stages[s].checksum) check_sums(totals[s]);
+    if (batch_checksum_[s]) check_sums(batch_totals_[s]);
   }
 }
 
@@ -551,12 +576,19 @@ void Simulation::run() {
   const double updates_per_block =
       double(domain_.shape.interior_cells()) * config_.num_vars * config_.stages_per_ts;
   progress.start();
+  int batch_first = first_ts, batch_end = first_ts - 1;  // the timesteps of the last batch
   for (int ts = first_ts;; ++ts) {
     timestep_ = ts;
     const std::int64_t stage_blocks = global_blocks_;  // refinement comes after the stages
     if (verbose_output()) fmt::print(out_, "Timestep {} time {:f} delta {:f}\n", ts, t, delta);
     if (ts == 1 && !config_.dump_graph_path.empty()) write_graph();
-    timestep_stages();
+    if (ts > batch_end) {
+      const int n = batch_length(ts, !use_time);
+      run_batch(n);
+      batch_first = ts;
+      batch_end = ts + n - 1;
+    }
+    account_timestep(ts - batch_first);
     if (adapting()) {
       move_objects(objects_, delta);
       if (config_.refine_freq > 0 && ts % config_.refine_freq == 0)

@@ -58,9 +58,16 @@ class Simulation {
   bool balance_before_adapt(const octree::AdaptPlan& plan, std::vector<std::int8_t>& marks);
   std::vector<std::int64_t> block_weights() const;
   void print_comm_partners() const;
-  // The stages of one timestep, run as one batch (no barrier between them where the runtime
-  // needs none); checksums are checked when the batch returns.
-  void timestep_stages();
+  // How many timesteps from `ts` run their stages as one batch (no barrier between them where
+  // the runtime needs none; the static one takes each cache chunk of variables through all of
+  // them): up to --batch_tsteps, ending at the first timestep after which the blocks are read
+  // or changed (refinement, a plot, a checkpoint). `fixed_steps`: the run ends at num_tsteps.
+  int batch_length(int ts, bool fixed_steps) const;
+  // Runs the stages of `timesteps` timesteps from the next one; their sums wait in batch_totals_.
+  void run_batch(int timesteps);
+  // The statistics and checksum checks of the batch's timestep k (from 0), in timestep order:
+  // the stages all ran before, so a failed check names its timestep as before, only later.
+  void account_timestep(int k);
   void write_graph() const;
   void trace_event(std::string_view name, double start_us, std::int64_t ts) const;
   std::vector<double> global_checksums(std::span<stencil::ExactSum> sums) const;
@@ -94,6 +101,8 @@ class Simulation {
   int timestep_ = 0;
   int stage_in_ts_ = 0;
   std::int64_t calc_stage_ = 0;
+  std::vector<std::vector<double>> batch_totals_;  // per stage of the last batch: checksums
+  std::vector<bool> batch_checksum_;               // per stage of the last batch: summed
   RunStats stats_;
   std::unique_ptr<LoadBalancer> balancer_;
   std::unique_ptr<XdmfPlot> xdmf_plot_;  // with --plot_format xdmf

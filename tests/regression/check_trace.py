@@ -4,7 +4,8 @@ dynamic runtime has send and recv events and no stage barrier (a rank starts som
 of stage s has ended). The static runtime's trace is valid too, its sweeps cover --sweep_vars
 variables each, with --chunk_vars 2 the first two variables run ahead of the last two (a
 stage s+1 sweep of them starts before a stage s sweep of the others) and with --chunk_vars 4
-they do not; the dynamic runtime's tasks cover all 4 variables with --chunk_vars 4 and one
+they do not; with --chunk_vars 2 they run ahead into the next timestep of their batch too, and
+with --batch_tsteps 1 only within a timestep; the dynamic runtime's tasks cover all 4 variables with --chunk_vars 4 and one
 each with --chunk_vars 1 (a task graph per variable); and all runs give the same field.
 
   check_trace.py --miniamr BIN --deck DECK
@@ -88,9 +89,10 @@ def task_vars(events):
                    and e.get("ph") == "X" and isinstance(e.get("args"), dict)}, key=str)
 
 
-def chunk_runs_ahead(events):
+def chunk_runs_ahead(events, per_ts=1):
     """Whether on some rank a sweep of variables 0-1 in stage s+1 starts before a sweep of
-    variables 2-3 in stage s ends (a stage-by-stage order never does that)."""
+    variables 2-3 in stage s ends (a stage-by-stage order never does that); with per_ts, only
+    for s+1 the first stage of a timestep of per_ts stages."""
     sweeps = [e for e in events if e.get("name") == "sweep" and e.get("ph") == "X"
               and isinstance(e.get("args"), dict)]
     late = {}  # (pid, stage) -> last end of a sweep of variables 2-3
@@ -98,7 +100,8 @@ def chunk_runs_ahead(events):
         if e["args"].get("var", 0) >= 2:
             key = (e["pid"], e["args"]["stage"])
             late[key] = max(late.get(key, float("-inf")), float(e["ts"]) + float(e["dur"]))
-    return any(e["args"].get("var", 0) < 2 and (e["pid"], e["args"]["stage"] - 1) in late
+    return any(e["args"].get("var", 0) < 2 and e["args"]["stage"] % per_ts == 0
+               and (e["pid"], e["args"]["stage"] - 1) in late
                and float(e["ts"]) < late[(e["pid"], e["args"]["stage"] - 1)] for e in sweeps)
 
 
@@ -169,11 +172,30 @@ def main():
                                                  extra=["--chunk_vars", "2"])
                 problems += p
                 if chunked is not None:
+                    per_ts = results["stages_per_timestep"]
                     if not chunk_runs_ahead(chunked):
                         problems.append("static --chunk_vars 2: variables 0-1 never ran a stage "
                                         "ahead of variables 2-3")
+                    # Timesteps 1-5 are one batch (refinement after the fifth).
+                    if not chunk_runs_ahead(chunked, per_ts):
+                        problems.append("static --chunk_vars 2: variables 0-1 never ran into the "
+                                        "next timestep ahead of variables 2-3")
                     if results.get("field_digest") != digests["static"]:
                         problems.append(f"field_digest static --chunk_vars 2 "
+                                        f"{results.get('field_digest')} != {digests['static']}")
+                single, results, p = run_traced(a.miniamr, a.deck, runtime, work, attempt=3,
+                                                env=env,
+                                                extra=["--chunk_vars", "2", "--batch_tsteps", "1"])
+                problems += p
+                if single is not None:
+                    if not chunk_runs_ahead(single):
+                        problems.append("static --chunk_vars 2 --batch_tsteps 1: variables 0-1 "
+                                        "never ran a stage ahead of variables 2-3")
+                    if chunk_runs_ahead(single, results["stages_per_timestep"]):
+                        problems.append("static --batch_tsteps 1: variables 0-1 ran into the "
+                                        "next timestep ahead of variables 2-3")
+                    if results.get("field_digest") != digests["static"]:
+                        problems.append(f"field_digest static --batch_tsteps 1 "
                                         f"{results.get('field_digest')} != {digests['static']}")
     if len(digests) == 2 and (digests["dynamic"] is None or digests["dynamic"] != digests["static"]):
         problems.append(f"field_digest dynamic {digests['dynamic']} != static {digests['static']}")

@@ -177,6 +177,9 @@ TEST(Options, ChunkVarsIsAutomaticOrPositive) {
   EXPECT_EQ(cfg({}).chunk_vars, 0);
   EXPECT_EQ(cfg({"--chunk_vars", "40"}).chunk_vars, 40);
   EXPECT_THROW(cfg({"--chunk_vars", "-1"}), UsageError);
+  EXPECT_EQ(cfg({}).batch_tsteps, 5);
+  EXPECT_EQ(cfg({"--batch_tsteps", "1"}).batch_tsteps, 1);
+  EXPECT_THROW(cfg({"--batch_tsteps", "0"}), UsageError);
 }
 
 TEST(Options, EachFlagSetsItsField) {

@@ -1,5 +1,6 @@
 // The driver on small meshes whose block counts are worked out by hand in the comments.
 #include <cmath>
+#include <filesystem>
 
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -204,4 +205,52 @@ TEST(Simulation, MaxBlocksCapIsARunError) {
   c.max_blocks = 20;
   c.max_blocks_given = true;
   EXPECT_THROW(run(c), app::RunError);  // level 2 needs 64 blocks plus the splits in flight
+}
+
+TEST(Simulation, BatchesOfTimestepsEndWhereTheBlocksAreReadOrChanged) {
+  // Twelve timesteps, at most five a batch.
+  Config c = small(2);
+  c.num_tsteps = 12;
+  c.batch_tsteps = 5;
+  c.objects = {solid_box({0.25, 0.25, 0.25}, {0.25, 0.25, 0.25})};
+  c.refine_freq = 5;  // refinement after 5 and 10: 1-5, 6-10, 11-12
+  const app::RunStats five = run(c);
+  EXPECT_EQ(five.stage_batches, 3);
+  EXPECT_EQ(five.stages_done, 24);
+  c.plot_freq = 3;  // plots after 3, 6, 9, 12 too: 1-3, 4-5, 6, 7-9, 10, 11-12
+  const std::string files = ::testing::TempDir() + "miniamr_batches";  // plots, checkpoints
+  std::filesystem::create_directories(files);
+  c.plot_dir = files;
+  EXPECT_EQ(run(c).stage_batches, 6);
+  c.plot_freq = 0;
+  c.checkpoint_freq = 4;  // checkpoints after 4, 8, 12: 1-4, 5, 6-8, 9-10, 11-12
+  c.checkpoint_dir = files;
+  EXPECT_EQ(run(c).stage_batches, 5);
+  std::filesystem::remove_all(files);
+  c.checkpoint_freq = 0;
+  c.refine_freq = 0;
+  c.batch_tsteps = 8;  // nothing in the way: 1-8, 9-12
+  EXPECT_EQ(run(c).stage_batches, 2);
+
+  // Timestep by timestep: the same stages in the same order per variable, so the same bits.
+  c.refine_freq = 5;
+  c.batch_tsteps = 1;
+  const app::RunStats one = run(c);
+  EXPECT_EQ(one.stage_batches, 12);
+  EXPECT_EQ(one.final_checksums, five.final_checksums);
+  EXPECT_EQ(one.field_digest, five.field_digest);
+}
+
+TEST(Simulation, TimeModeRunsTimestepByTimestep) {
+  // --time alone: where the run ends is known only when it gets there.
+  Config c = small(2);
+  Object o = solid_box({0.25, 0.25, 0.25}, {0.25, 0.25, 0.25});
+  o.move = {0.01, 0.0, 0.0};
+  c.objects = {o};
+  c.num_tsteps_given = false;
+  c.time_given = true;
+  c.time = 10;
+  const app::RunStats s = run(c);
+  EXPECT_GT(s.timesteps_done, 1);
+  EXPECT_EQ(s.stage_batches, s.timesteps_done);
 }
