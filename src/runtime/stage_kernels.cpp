@@ -86,15 +86,13 @@ bool StageKernels::compact(const stencil::BlockShape& shape) const {
 
 void StageKernels::sweep_compact(double* u, [[maybe_unused]] const StageWork& work,
                                  stencil::VarRange vars, std::span<double> scratch,
-                                 std::span<double> sums, const stencil::GhostLayers& layers) const {
+                                 std::span<double> sums, stencil::GhostLayers& layers) const {
   assert(work.stencil == 7 && !model_);
-  stencil::GhostLayers l = layers;
   for (int v = vars.v0; v < vars.v1; ++v, u += stencil::kCompactCells) {
-    if (v > vars.v0) l.next_var();
-    const double s = stencil::compact_stencil7(u, l, scratch);
+    if (v > vars.v0) layers.next_var();
+    const double s = stencil::compact_stencil7(u, layers, scratch);
     if (!sums.empty()) sums[std::size_t(v - vars.v0)] = s;
   }
-  compact_.fetch_add(vars.count(), std::memory_order_relaxed);  // native ones too (calls())
 }
 
 KernelCalls StageKernels::calls() const {

@@ -79,10 +79,17 @@ class StageKernels {
   // 8^3 blocks, the native kernels at the AVX-512 level, sweeps computed.
   bool compact(const stencil::BlockShape& shape) const;
   // sweep() of a 7-point stage for a block whose variables `vars` are stored compact, variable
-  // vars.v0 at `u` and the next ones every stencil::kCompactCells doubles; `layers` as above.
+  // vars.v0 at `u` and the next ones every stencil::kCompactCells doubles; `layers` as above,
+  // stepped on to each variable in turn (so left at the last one). Counts nothing: a caller
+  // adds its compact sweeps with count_compact() once it has made them, as an atomic add per
+  // block would drain the store buffer of the sweep's stores.
   void sweep_compact(double* u, const StageWork& work, stencil::VarRange vars,
                      std::span<double> scratch, std::span<double> sums,
-                     const stencil::GhostLayers& layers) const;
+                     stencil::GhostLayers& layers) const;
+  // Adds `sweeps` block-variable sweeps of sweep_compact() to calls().
+  void count_compact(std::int64_t sweeps) const {
+    compact_.fetch_add(sweeps, std::memory_order_relaxed);
+  }
 
   // Whether the sweeps are modelled rather than computed.
   bool modelled() const { return model_.has_value(); }

@@ -87,7 +87,7 @@ void StaticRuntime::fit_threads(const Domain& domain) {
 
 void StaticRuntime::sweep_block(Domain& domain, const StageWork& work, stencil::VarRange vars,
                                 std::size_t i, std::vector<double>& scratch,
-                                const stencil::GhostLayers* layers) {
+                                stencil::GhostLayers* layers) {
   const bool traced = trace_ != nullptr && trace_->enabled();
   const auto t0 = work.measure_cost || traced ? Clock::now() : Clock::time_point{};
   const auto nv = std::size_t(vars.count());
@@ -262,13 +262,16 @@ void StaticRuntime::sweep_phase(Domain& domain, const StageWork& work, stencil::
       run_tasks(domain,
                 std::span(s.tasks).subspan(s.task_begin[p], s.task_begin[p + 1] - s.task_begin[p]),
                 vars);
-      const stencil::GhostLayers layers = pass_layers(domain, s.order[p], vars, group, h);
+      stencil::GhostLayers layers = pass_layers(domain, s.order[p], vars, group, h);
       sweep_block(domain, work, vars, s.order[p], scratch, &layers);
       if (slowdown_.active())
         slowdown_.after(std::chrono::duration<double>(Clock::now() - t0).count(),
                         work_id(work, vars, s.order[p]));
     }
   });
+  // Every block of the phase swept compact (sweep_block), counted once rather than per block.
+  if (compact_.loaded())
+    kernels_.count_compact(std::int64_t(end - begin) * std::int64_t(vars.count()));
   add_block_sums(std::span(s.order).subspan(begin, end - begin), work, vars, sums);
 }
 

@@ -48,9 +48,9 @@ class StaticRuntime final : public MeshRuntime {
               stencil::VarRange vars, const Halo& h, bool scheduled);
   void end_halo(Halo& h);
   // Sweeps block i, with the ghost faces of a 7-point stage read from `layers` (those of
-  // variable vars.v0) when given.
+  // variable vars.v0; a compact sweep steps them on to the last variable) when given.
   void sweep_block(Domain& domain, const StageWork& work, stencil::VarRange vars, std::size_t i,
-                   std::vector<double>& scratch, const stencil::GhostLayers* layers = nullptr);
+                   std::vector<double>& scratch, stencil::GhostLayers* layers = nullptr);
   // The layers that block i's sweep of `pass` (variables of comm group `group`, whose messages
   // are `h`) reads as its ghost faces (SweepSchedule::reads), and the layers it copies out into
   // the deferred-face buffer (SweepSchedule::copies), for variable pass.v0.
