@@ -388,8 +388,8 @@ void Simulation::print_comm_partners() const {
 }
 
 int Simulation::batch_length(int ts, bool fixed_steps) const {
-  // The dynamic runtime's balancer moves blocks after every timestep, and with --time alone
-  // the last timestep is known only when it is reached.
+  // The dynamic runtime's balancer moves blocks after every timestep, and with --time the run
+  // ends at a simulated time, known to be reached only when it is.
   if (balancer_ || !fixed_steps) return 1;
   const auto every = [ts](int freq, int k) { return freq > 0 && (ts + k) % freq == 0; };
   int n = 1;

@@ -61,7 +61,8 @@ class Simulation {
   // How many timesteps from `ts` run their stages as one batch (no barrier between them where
   // the runtime needs none; the static one takes each cache chunk of variables through all of
   // them): up to --batch_tsteps, ending at the first timestep after which the blocks are read
-  // or changed (refinement, a plot, a checkpoint). `fixed_steps`: the run ends at num_tsteps.
+  // or changed (refinement, a plot, a checkpoint). `fixed_steps`: the run ends at num_tsteps
+  // (no --time).
   int batch_length(int ts, bool fixed_steps) const;
   // Runs the stages of `timesteps` timesteps from the next one; their sums wait in batch_totals_.
   void run_batch(int timesteps);

@@ -242,7 +242,7 @@ TEST(Simulation, BatchesOfTimestepsEndWhereTheBlocksAreReadOrChanged) {
 }
 
 TEST(Simulation, TimeModeRunsTimestepByTimestep) {
-  // --time alone: where the run ends is known only when it gets there.
+  // --time: the run ends at a simulated time, known to be reached only when it is.
   Config c = small(2);
   Object o = solid_box({0.25, 0.25, 0.25}, {0.25, 0.25, 0.25});
   o.move = {0.01, 0.0, 0.0};
