@@ -20,12 +20,17 @@ class Progress {
 
   // Starts the clock: call when timestepping begins.
   void start();
-  // Timestep `ts` ended at simulated time `t` with `blocks` blocks in all, each of whose steps
-  // made `updates` cell-variable updates on all ranks together.
-  void step(int ts, double t, std::int64_t blocks, double updates);
+  // The stages of every timestep up to `last_ts` have run, making `updates` more cell-variable
+  // updates on all ranks together (a batch's timesteps all end when it does).
+  void ran(int last_ts, double updates);
+  // Timestep `ts` (its stages run) ended at simulated time `t` with `blocks` blocks in all. The
+  // line's rates and time left count every timestep run by now, so those of a batch's first
+  // timesteps are the batch's.
+  void step(int ts, double t, std::int64_t blocks);
 
-  // The line for these figures (the time left is estimated from the mean rate so far).
-  static std::string line(int ts, int steps, double t, double end_time, double wall,
+  // The line for timestep `ts` with `done` timesteps run (the time left is estimated from the
+  // mean rate so far).
+  static std::string line(int ts, int done, int steps, double t, double end_time, double wall,
                           double updates_per_s, std::int64_t blocks);
 
  private:
@@ -33,6 +38,7 @@ class Progress {
   const Config& config_;
   runtime::Clock::time_point start_;
   double updates_ = 0;
+  int done_ = 0;  // the last timestep whose stages have run
 };
 
 }  // namespace miniamr::app

@@ -602,6 +602,7 @@ void Simulation::run() {
       run_batch(n);
       batch_first = ts;
       batch_end = ts + n - 1;
+      progress.ran(batch_end, double(stage_blocks) * updates_per_block * n);
     }
     account_timestep(ts - batch_first);
     if (adapting()) {
@@ -631,7 +632,7 @@ void Simulation::run() {
                    checkpoint_path(config_.checkpoint_dir, ts),
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
     }
-    progress.step(ts, t, global_blocks_, double(stage_blocks) * updates_per_block);
+    progress.step(ts, t, global_blocks_);
     const bool steps_done = use_steps && ts >= config_.num_tsteps;
     const bool time_done = use_time && t >= config_.time;
     if (steps_done || time_done) break;

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """--trace: the Chrome trace of a 2-rank run is valid JSON with task and message events, and the
-dynamic runtime has send and recv events and no stage barrier (a rank starts some task of stage s+1 before its last task
-of stage s has ended). The static runtime's trace is valid too, its sweeps cover --sweep_vars
-variables each, with --chunk_vars 2 the first two variables run ahead of the last two (a
-stage s+1 sweep of them starts before a stage s sweep of the others) and with --chunk_vars 4
-they do not; with --chunk_vars 2 they run ahead into the next timestep of their batch too, and
-with --batch_tsteps 1 only within a timestep; the dynamic runtime's tasks cover all 4 variables with --chunk_vars 4 and one
-each with --chunk_vars 1 (a task graph per variable); and all runs give the same field.
+dynamic runtime has send and recv events and no stage barrier (a rank starts some task of
+stage s+1 before its last task of stage s has ended). The static runtime's trace is valid too,
+its sweeps cover --sweep_vars variables each, with --chunk_vars 2 the first two variables run
+ahead of the last two (a stage s+1 sweep of them starts before a stage s sweep of the others)
+and with --chunk_vars 4 they do not; with --chunk_vars 2 they run ahead into the next timestep
+of their batch too, and with --batch_tsteps 1 only within a timestep; the dynamic runtime's
+tasks cover all 4 variables with --chunk_vars 4 and one each with --chunk_vars 1 (a task graph
+per variable); and all runs give the same field.
 
   check_trace.py --miniamr BIN --deck DECK
 """
@@ -168,15 +169,16 @@ def main():
                 if chunk_runs_ahead(events):
                     problems.append("static --chunk_vars 4: variables 0-1 ran a stage ahead of "
                                     "variables 2-3")
+                # Timesteps 1-5 one batch, refinement after the fifth.
+                batches = ["--refine_freq", "5", "--batch_tsteps", "5"]
                 chunked, results, p = run_traced(a.miniamr, a.deck, runtime, work, env, attempt=2,
-                                                 extra=["--chunk_vars", "2"])
+                                                 extra=["--chunk_vars", "2"] + batches)
                 problems += p
                 if chunked is not None:
                     per_ts = results["stages_per_timestep"]
                     if not chunk_runs_ahead(chunked):
                         problems.append("static --chunk_vars 2: variables 0-1 never ran a stage "
                                         "ahead of variables 2-3")
-                    # Timesteps 1-5 are one batch (refinement after the fifth).
                     if not chunk_runs_ahead(chunked, per_ts):
                         problems.append("static --chunk_vars 2: variables 0-1 never ran into the "
                                         "next timestep ahead of variables 2-3")
@@ -185,7 +187,8 @@ def main():
                                         f"{results.get('field_digest')} != {digests['static']}")
                 single, results, p = run_traced(a.miniamr, a.deck, runtime, work, attempt=3,
                                                 env=env,
-                                                extra=["--chunk_vars", "2", "--batch_tsteps", "1"])
+                                                extra=["--chunk_vars", "2", "--refine_freq", "5",
+                                                       "--batch_tsteps", "1"])
                 problems += p
                 if single is not None:
                     if not chunk_runs_ahead(single):

@@ -1,4 +1,5 @@
 // The driver on small meshes whose block counts are worked out by hand in the comments.
+#include <bit>
 #include <cmath>
 #include <filesystem>
 
@@ -8,7 +9,9 @@
 #include "app/config.hpp"
 #include "app/errors.hpp"
 #include "app/simulation.hpp"
+#include "runtime/dynamic_runtime.hpp"
 #include "runtime/static_runtime.hpp"
+#include "stencil/hash.hpp"
 
 using namespace miniamr;
 using app::Config;
@@ -208,15 +211,19 @@ TEST(Simulation, MaxBlocksCapIsARunError) {
 }
 
 TEST(Simulation, BatchesOfTimestepsEndWhereTheBlocksAreReadOrChanged) {
-  // Twelve timesteps, at most five a batch.
+  // Twelve timesteps of three stages, at most five a batch; one variable a cache chunk, so the
+  // first variable goes through a whole batch before the second starts.
   Config c = small(2);
   c.num_tsteps = 12;
+  c.stages_per_ts = 3;
+  c.checksum_freq = 2;  // stages 0 and 2 of each timestep
+  c.chunk_vars = 1;
   c.batch_tsteps = 5;
   c.objects = {solid_box({0.25, 0.25, 0.25}, {0.25, 0.25, 0.25})};
   c.refine_freq = 5;  // refinement after 5 and 10: 1-5, 6-10, 11-12
   const app::RunStats five = run(c);
   EXPECT_EQ(five.stage_batches, 3);
-  EXPECT_EQ(five.stages_done, 24);
+  EXPECT_EQ(five.stages_done, 36);
   c.plot_freq = 3;  // plots after 3, 6, 9, 12 too: 1-3, 4-5, 6, 7-9, 10, 11-12
   const std::string files = ::testing::TempDir() + "miniamr_batches";  // plots, checkpoints
   std::filesystem::create_directories(files);
@@ -239,6 +246,48 @@ TEST(Simulation, BatchesOfTimestepsEndWhereTheBlocksAreReadOrChanged) {
   EXPECT_EQ(one.stage_batches, 12);
   EXPECT_EQ(one.final_checksums, five.final_checksums);
   EXPECT_EQ(one.field_digest, five.field_digest);
+  EXPECT_EQ(one.stages_done, five.stages_done);
+  EXPECT_EQ(one.block_stage_sum, five.block_stage_sum);
+  EXPECT_EQ(one.cell_var_updates_rank, five.cell_var_updates_rank);
+  EXPECT_EQ(one.timesteps_done, five.timesteps_done);
+  EXPECT_EQ(one.final_level_counts, five.final_level_counts);
+
+  // The dynamic runtime's balancer moves blocks after every timestep.
+  c.runtime = "dynamic";
+  c.batch_tsteps = 5;
+  runtime::DynamicRuntime dynamic;
+  app::Simulation sim(c, dynamic, nullptr);
+  sim.run();
+  EXPECT_EQ(sim.stats().stage_batches, 12);
+  EXPECT_EQ(sim.stats().field_digest, five.field_digest);
+}
+
+TEST(Simulation, FieldDigestHashesEachBlockInOrder) {
+  // The digest against its definition, one block at a time, for block counts that leave every
+  // remainder of the four blocks hashed together.
+  for (const int roots : {1, 2, 3, 5, 7}) {
+    Config c = small(0);
+    c.init_x = roots;
+    runtime::StaticRuntime rt;
+    app::Simulation sim(c, rt, nullptr);
+    sim.run();
+    const runtime::Domain& d = sim.domain();
+    ASSERT_EQ(d.blocks.size(), std::size_t(roots));
+    std::uint64_t digest = 0;
+    for (std::size_t b = 0; b < d.blocks.size(); ++b) {
+      const octree::Key& k = d.leaves[b];
+      std::uint64_t h = stencil::hash_combine(std::uint64_t(k.level), k.x[0]);
+      h = stencil::hash_combine(stencil::hash_combine(h, k.x[1]), k.x[2]);
+      for (int v = 0; v < d.shape.num_vars; ++v)
+        for (int i = 1; i <= d.shape.nx; ++i)
+          for (int j = 1; j <= d.shape.ny; ++j)
+            for (int z = 1; z <= d.shape.nz; ++z)
+              h = stencil::hash_combine(
+                  h, std::bit_cast<std::uint64_t>(d.blocks[b].var(v)[d.shape.at(i, j, z)]));
+      digest += h;
+    }
+    EXPECT_EQ(sim.stats().field_digest, digest) << roots << " blocks";
+  }
 }
 
 TEST(Simulation, TimeModeRunsTimestepByTimestep) {
@@ -247,6 +296,7 @@ TEST(Simulation, TimeModeRunsTimestepByTimestep) {
   Object o = solid_box({0.25, 0.25, 0.25}, {0.25, 0.25, 0.25});
   o.move = {0.01, 0.0, 0.0};
   c.objects = {o};
+  c.num_tsteps = 20;  // would allow batches, were the end known
   c.num_tsteps_given = false;
   c.time_given = true;
   c.time = 10;
