@@ -429,27 +429,24 @@ void Simulation::run_batch(int timesteps) {
     work.group = config_.effective_comm_vars();
     work.num_vars = nv;
     work.calc_stage = calc_stage_ + std::int64_t(s);
-    work.checksum = config_.checksum_freq > 0 && int(s % per_ts) % config_.checksum_freq == 0;
+    work.checksum = checksum_stage(s);
     work.coeffs = &coeffs_;
     work.measure_cost = config_.lb_weight == LbWeight::kMeasured;
   }
   batch_totals_ = runtime_.run_stages(domain_, stages);
   ++stats_.stage_batches;
-  batch_checksum_.assign(stages.size(), false);
-  for (std::size_t s = 0; s < stages.size(); ++s) batch_checksum_[s] = stages[s].checksum;
 }
 
 void Simulation::account_timestep(int k) {
   const int nv = config_.num_vars;
   const auto per_ts = std::size_t(config_.stages_per_ts);
   for (std::size_t s = std::size_t(k) * per_ts; s < std::size_t(k + 1) * per_ts; ++s) {
-    stage_in_ts_ = int(s % per_ts);
     stats_.block_stage_sum += global_blocks_;
     stats_.cell_var_updates_rank +=
         std::int64_t(domain_.leaves.size()) * std::int64_t(domain_.shape.interior_cells()) * nv;
     ++calc_stage_;
     ++stats_.stages_done;
-    if (batch_checksum_[s]) check_sums(batch_totals_[s]);
+    if (checksum_stage(s)) check_sums(batch_totals_[s]);
   }
 }
 

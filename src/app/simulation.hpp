@@ -69,6 +69,12 @@ class Simulation {
   // The statistics and checksum checks of the batch's timestep k (from 0), in timestep order:
   // the stages all ran before, so a failed check names its timestep as before, only later.
   void account_timestep(int k);
+  // Whether stage s of a batch (from 0, its timesteps' stages one after the other) reduces
+  // checksums: every checksum_freq-th stage of each timestep, from its first.
+  bool checksum_stage(std::size_t s) const {
+    return config_.checksum_freq > 0 &&
+           int(s % std::size_t(config_.stages_per_ts)) % config_.checksum_freq == 0;
+  }
   void write_graph() const;
   void trace_event(std::string_view name, double start_us, std::int64_t ts) const;
   std::vector<double> global_checksums(std::span<stencil::ExactSum> sums) const;
@@ -100,10 +106,8 @@ class Simulation {
   std::vector<double> previous_sums_;
   std::int64_t global_blocks_ = 0;  // leaves on all ranks; changes only in refinement steps
   int timestep_ = 0;
-  int stage_in_ts_ = 0;
   std::int64_t calc_stage_ = 0;
   std::vector<std::vector<double>> batch_totals_;  // per stage of the last batch: checksums
-  std::vector<bool> batch_checksum_;               // per stage of the last batch: summed
   RunStats stats_;
   std::unique_ptr<LoadBalancer> balancer_;
   std::unique_ptr<XdmfPlot> xdmf_plot_;  // with --plot_format xdmf
