@@ -157,6 +157,7 @@ constexpr std::array kOptions{
   OptionSpec{"sweep_vars", IntSetter{[](State& s, int v) { s.config.sweep_vars = v; }}, "N", "4", "static runtime, 7-point stencil: variables filled and swept per pass over the blocks (at most a comm group)"},
   OptionSpec{"chunk_vars", IntSetter{[](State& s, int v) { s.config.chunk_vars = v; }}, "N", "0", "variables kept together for the cache: the static runtime takes each chunk through every stage of a batch (--batch_tsteps), the dynamic one gives each its own task graph (0 = as many as fit 1 MiB on the fullest rank; num_vars = stage by stage)"},
   OptionSpec{"batch_tsteps", IntSetter{[](State& s, int v) { s.config.batch_tsteps = v; }}, "N", "5", "static runtime: timesteps whose stages run as one batch, each cache chunk of variables through all of them (a refinement, plot or checkpoint step ends a batch; 1 = timestep by timestep)"},
+  OptionSpec{"map_ahead", IntSetter{[](State& s, int v) { s.config.map_ahead = v; }}, "0|1", "1", "1: while waiting for messages, map the block storage the next refinement step is expected to need (at most one step's growth more memory); 0: map it when the step makes the blocks"},
   OptionSpec{"blocking_send", FlagSetter{[](State& s, bool on) { s.config.blocking_send = on; }}, "", "off", "blocking sends instead of non-blocking ones"},
   OptionSpec{"refine_ghost", FlagSetter{[](State& s, bool on) { s.config.refine_ghost = on; }}, "", "off", "objects also refine blocks whose ghost cells they reach"},
   OptionSpec{"refine_ghosts", FlagSetter{[](State& s, bool on) { s.config.refine_ghost = on; }}, "", "off", "alias of --refine_ghost (the README's spelling)"},
@@ -604,6 +605,7 @@ void check_runtime(const Config& c) {
   check_at_least("sweep_vars", c.sweep_vars, 1);
   check_at_least("chunk_vars", c.chunk_vars, 0);
   check_at_least("batch_tsteps", c.batch_tsteps, 1);
+  check_range("map_ahead", c.map_ahead, 0, 1);
   check_at_least("task_order_seed", c.task_order_seed, 0);
   static constexpr std::array<std::string_view, 5> kStrategies{"none", "diffusion", "sfc",
                                                                "central", "predictive"};

@@ -159,6 +159,8 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
     r.peak_rss_per_rank = gather(peak_rss_bytes());
   }
   r.max_blocks = comm.max(sim.stats().max_blocks_rank);
+  r.blocks_mapped_ahead = comm.sum(std::int64_t(sim.domain().spare.mapped_ahead()));
+  r.blocks_mapped_on_take = comm.sum(std::int64_t(sim.domain().spare.mapped_on_take()));
   r.total = runtime::spread(comm, t.get(Phase::kTotal));
   r.compute = runtime::spread(comm, t.get(Phase::kCompute));
   r.communicate = runtime::spread(comm, t.get(Phase::kCommunicate));
@@ -449,6 +451,8 @@ std::string results_yaml(const Report& r) {
   kv("load_balances", r.stats.load_balances);
   kv("blocks_moved_lb", r.stats.blocks_moved_lb);
   kv("blocks_moved_coarsen", r.stats.blocks_moved_coarsen);
+  kv("blocks_mapped_ahead", r.blocks_mapped_ahead);
+  kv("blocks_mapped_on_take", r.blocks_mapped_on_take);
   kv("cell_var_updates", r.cell_var_updates);
   kv("stage_time_max", r.stage_seconds_max);
   kv("cell_var_updates_per_s", r.cell_var_updates_per_s());

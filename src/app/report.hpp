@@ -41,6 +41,10 @@ struct Report {
   // Where and when the run happened (rank 0's view).
   std::string host, date_utc, batch_job;
   std::int64_t max_blocks = 0;  // peak blocks on any rank
+  // Blocks of fresh storage: mapped while waiting for messages, ahead of the refinement that
+  // uses them, and mapped by refinement or migration when no spare storage was left.
+  std::int64_t blocks_mapped_ahead = 0;
+  std::int64_t blocks_mapped_on_take = 0;
   // min / avg / max over ranks of each phase, seconds.
   runtime::Spread total, compute, communicate, checksum, refine, load_balance, init;
   std::int64_t cell_var_updates = 0;  // all ranks

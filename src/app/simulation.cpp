@@ -323,6 +323,23 @@ void Simulation::refine_step(int ts, int iterations) {
   // (The dynamic runtime's balancer decides from measured costs instead, after the timestep.)
   if (config_.lb_opt >= 1 && !balancer_) maybe_rebalance(/*report=*/true);
   print_comm_partners();
+  expect_storage(ts);
+}
+
+void Simulation::expect_storage(int ts) {
+  // The next step is taken to draw as many blocks from the pool as this one did. Nothing is
+  // mapped ahead when no step follows, beyond the memory budget, or for a simulated rank (its
+  // waits are modelled, not spent).
+  const int freq = config_.refine_freq;
+  const bool step_follows = adapting() && freq > 0 &&
+                            ((config_.time_given && !config_.num_tsteps_given) ||
+                             (ts / freq + 1) * freq <= config_.num_tsteps);
+  std::size_t wanted = 0;
+  if (config_.map_ahead == 1 && step_follows && !runtime_.kernels().modelled())
+    wanted = domain_.spare.drawn();
+  const double held = double(domain_.blocks.size() + std::max(wanted, domain_.spare.size()));
+  if (wanted > 0 && !does_not_fit(held, domain_.shape, budget_, "").empty()) wanted = 0;
+  domain_.spare.expect(wanted);
 }
 
 std::vector<std::int64_t> Simulation::block_weights() const {

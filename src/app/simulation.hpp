@@ -47,6 +47,8 @@ class Simulation {
   // first refinement.
   RunPoint restore();
   void refine_step(int ts, int iterations);
+  // After refinement step `ts`: how much block storage to map ahead of the next one.
+  void expect_storage(int ts);
   bool refine_iteration(int ts);
   void apply_plan(const octree::AdaptPlan& plan);
   // The local half of apply_plan: the blocks of the new mesh from the old ones.

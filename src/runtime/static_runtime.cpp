@@ -351,10 +351,25 @@ void StaticRuntime::begin_halo(const Domain& domain, const StageGraph& graph, in
   }
 }
 
-void StaticRuntime::wait_receives(Halo& h) {
+void StaticRuntime::wait_for(std::vector<MPI_Request>& requests, Domain& domain) {
+  // A growing mesh's next blocks are mapped while the messages are not there yet, instead of
+  // by the refinement step that makes them (block_pool.hpp). A simulated rank maps nothing
+  // ahead, and polling is what slows SMPI down (dynamic_runtime.cpp), so it only waits.
+  if (!kernels_.modelled()) {
+    int done = 0;
+    for (;;) {
+      MPI_Testall(int(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
+      if (done != 0) return;
+      if (!domain.spare.map_ahead(domain.shape)) break;
+    }
+  }
+  MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+}
+
+void StaticRuntime::wait_receives(Domain& domain, Halo& h) {
   MINIAMR_TIMED(timers_, kCommunicate);
   const double t0 = trace_ != nullptr ? trace_->now_us() : 0.0;
-  MPI_Waitall(int(h.recvs.size()), h.recvs.data(), MPI_STATUSES_IGNORE);
+  wait_for(h.recvs, domain);
   if (trace_ != nullptr && trace_->enabled() && !h.recvs.empty())
     trace_->record({"recv",
                     "message",
@@ -395,9 +410,9 @@ void StaticRuntime::unpack(Domain& domain, const StageGraph& graph, int group_in
   }
 }
 
-void StaticRuntime::end_halo(Halo& h) {
+void StaticRuntime::end_halo(Domain& domain, Halo& h) {
   MINIAMR_TIMED(timers_, kCommunicate);
-  MPI_Waitall(int(h.sends.size()), h.sends.data(), MPI_STATUSES_IGNORE);
+  wait_for(h.sends, domain);
   h.sends.clear();
 }
 
@@ -433,12 +448,12 @@ void StaticRuntime::stage(Domain& domain, const StageWork& work, stencil::VarRan
                          });
         }
         sweep_phase(domain, work, pass, sums, 0, groups[k], halos_[k]);
-        if (v == groups[k].v0) wait_receives(halos_[k]);
+        if (v == groups[k].v0) wait_receives(domain, halos_[k]);
         unpack(domain, g, 0, groups[k], pass, halos_[k], true);
         sweep_phase(domain, work, pass, sums, 1, groups[k], halos_[k]);
       }
     }
-    for (Halo& h : halos_) end_halo(h);
+    for (Halo& h : halos_) end_halo(domain, h);
     return;
   }
   // Edges and corners fill in sequence x -> y -> z, so each axis completes before the next.
@@ -448,9 +463,9 @@ void StaticRuntime::stage(Domain& domain, const StageWork& work, stencil::VarRan
     for (int a = 0; a < 3; ++a) {
       begin_halo(domain, g, a, group, h);
       fill_axis(domain, g, a, group);
-      wait_receives(h);
+      wait_receives(domain, h);
       unpack(domain, g, a, group, group, h, false);
-      end_halo(h);
+      end_halo(domain, h);
     }
     sweep_all(domain, work, group, sums);
   }

@@ -41,12 +41,14 @@ class StaticRuntime final : public MeshRuntime {
   };
   void begin_halo(const Domain& domain, const StageGraph& graph, int group_index,
                   stencil::VarRange vars, Halo& h);
-  void wait_receives(Halo& h);
+  // Completes `requests`, mapping spare block storage while they are not done.
+  void wait_for(std::vector<MPI_Request>& requests, Domain& domain);
+  void wait_receives(Domain& domain, Halo& h);
   // Unpacks `vars` (a part of the group's `group` variables) from the group's messages; in a
   // `scheduled` (face-only) stage, only the faces the sweeps do not read from the messages.
   void unpack(Domain& domain, const StageGraph& graph, int group_index, stencil::VarRange group,
               stencil::VarRange vars, const Halo& h, bool scheduled);
-  void end_halo(Halo& h);
+  void end_halo(Domain& domain, Halo& h);
   // Sweeps block i, with the ghost faces of a 7-point stage read from `layers` (those of
   // variable vars.v0; a compact sweep steps them on to the last variable) when given.
   void sweep_block(Domain& domain, const StageWork& work, stencil::VarRange vars, std::size_t i,

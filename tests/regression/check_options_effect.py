@@ -12,13 +12,10 @@
 """
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-import yaml
-
-from mpi_env import mpi_env, script_arguments, verdict
+from mpi_env import run_results, script_arguments, verdict
 
 
 def main():
@@ -26,16 +23,10 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory() as work:
         def run(np, *opts):
-            cmd = ["mpirun", "-np", str(np), "--oversubscribe", "--bind-to", "none",
-                   os.path.abspath(a.miniamr), os.path.abspath(a.deck), "--runtime", "dynamic",
-                   "--report_perf", "1", "--num_vars", "4", "--stages_per_ts", "4",
-                   *[str(o) for o in opts]]
-            p = subprocess.run(cmd, cwd=work, env=mpi_env(), capture_output=True, text=True,
-                               timeout=300)
-            if p.returncode != 0:
-                sys.exit(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stderr[-1500:]}")
-            with open(os.path.join(work, "results.yaml")) as f:
-                return yaml.safe_load(f)
+            return run_results(["mpirun", "-np", np, "--oversubscribe", "--bind-to", "none",
+                                os.path.abspath(a.miniamr), os.path.abspath(a.deck), "--runtime",
+                                "dynamic", "--report_perf", "1", "--num_vars", "4",
+                                "--stages_per_ts", "4", *opts], work)
 
         def tasks(path):
             with open(os.path.join(work, path)) as f:

@@ -2,6 +2,10 @@
 comparison of two runs' results, the check of a run that must fail, and the verdict."""
 import argparse
 import os
+import subprocess
+import sys
+
+import yaml
 
 
 def mpi_env():
@@ -13,6 +17,17 @@ def mpi_env():
                        ("OMPI_MCA_rmaps_base_oversubscribe", "1")):
         env.setdefault(key, value)
     return env
+
+
+def run_results(cmd, work):
+    """Runs `cmd` (an mpirun line whose miniamr writes results.yaml) in folder `work` and
+    returns its results as a dict; a failed run ends the script with its stderr."""
+    p = subprocess.run([str(c) for c in cmd], cwd=work, env=mpi_env(), capture_output=True,
+                       text=True, timeout=300)
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(str(c) for c in cmd)}: exit {p.returncode}\n{p.stderr[-1500:]}")
+    with open(os.path.join(work, "results.yaml")) as f:
+        return yaml.safe_load(f)
 
 
 def result_differences(got, want, what):

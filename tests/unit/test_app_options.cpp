@@ -182,6 +182,13 @@ TEST(Options, ChunkVarsIsAutomaticOrPositive) {
   EXPECT_THROW(cfg({"--batch_tsteps", "0"}), UsageError);
 }
 
+TEST(Options, MapAheadIsZeroOrOne) {
+  EXPECT_EQ(cfg({}).map_ahead, 1);
+  EXPECT_EQ(cfg({"--map_ahead", "0"}).map_ahead, 0);
+  EXPECT_THROW(cfg({"--map_ahead", "2"}), UsageError);
+  EXPECT_THROW(cfg({"--map_ahead", "-1"}), UsageError);
+}
+
 TEST(Options, EachFlagSetsItsField) {
   EXPECT_TRUE(cfg({"--report_diffusion"}).report_diffusion);
   EXPECT_TRUE(cfg({"--permute"}).permute);

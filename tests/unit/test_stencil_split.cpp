@@ -181,5 +181,37 @@ TEST(StencilSplit, PoolFreesStorageOfAnotherShape) {
   EXPECT_EQ(pool.size(), 0u);
 }
 
+TEST(StencilSplit, PoolMapsAheadWhatTheLastStepDrew) {
+  BlockPool pool;
+  EXPECT_FALSE(pool.map_ahead(kShape));  // nothing expected yet
+  // A step that draws three blocks, none spare: all three fresh.
+  std::array<Block, 3> made{pool.take(kShape), pool.take(kShape), pool.take(kShape)};
+  EXPECT_EQ(pool.drawn(), 3u);
+  EXPECT_EQ(pool.mapped_on_take(), 3u);
+  pool.give(made[0]);  // one left the mesh again
+  pool.expect(pool.drawn());
+  EXPECT_EQ(pool.drawn(), 0u);
+  // One spare block is held, so two more are mapped, one per call.
+  EXPECT_TRUE(pool.map_ahead(kShape));
+  EXPECT_TRUE(pool.map_ahead(kShape));
+  EXPECT_FALSE(pool.map_ahead(kShape));
+  EXPECT_EQ(pool.size(), 3u);
+  EXPECT_EQ(pool.mapped_ahead(), 2u);
+  // The next step takes them without mapping anything.
+  const Block a = pool.take(kShape);
+  Block b = pool.take(kShape);
+  pool.give(b);  // the draw is the deepest point, not the takes counted
+  const Block c = pool.take(kShape);
+  const Block d = pool.take(kShape);
+  EXPECT_EQ(pool.size(), 0u);
+  EXPECT_EQ(pool.mapped_on_take(), 3u);
+  EXPECT_EQ(pool.drawn(), 3u);
+  const Block e = pool.take(kShape);  // one more than was spare
+  EXPECT_EQ(pool.mapped_on_take(), 4u);
+  EXPECT_EQ(pool.drawn(), 4u);
+  pool.expect(0);
+  EXPECT_FALSE(pool.map_ahead(kShape));
+}
+
 }  // namespace
 }  // namespace miniamr::stencil

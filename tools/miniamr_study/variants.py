@@ -15,9 +15,10 @@ NEUTRAL = {"runtime", "threads", "task_order_seed", "lb", "lb_threshold", "lb_fr
            "max_memory", "max_blocks", "rcb", "morton", "hilbert", "trunc_hilbert", "reorder",
            "lb_opt", "lb_weight", "inbalance", "limit_move", "group_blocks", "break_ties",
            "change_dir", "send_faces", "blocking_send", "plot_freq", "npx", "npy", "npz",
-           "init_x", "init_y", "init_z", "isa", "sweep_vars", "chunk_vars", "batch_tsteps", "kokkos", "quiet", "verbose",
-           "progress_every", "results", "results_format", "launch", "workers", "plan",
-           "plan_strict", "plan_timeout", "lb_link_model"}
+           "init_x", "init_y", "init_z", "isa", "sweep_vars", "chunk_vars", "batch_tsteps",
+           "map_ahead", "kokkos", "quiet", "verbose", "progress_every", "results",
+           "results_format", "launch", "workers", "plan", "plan_strict", "plan_timeout",
+           "lb_link_model"}
 
 
 @dataclass(frozen=True)
