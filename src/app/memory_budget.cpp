@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <sstream>
 
@@ -95,6 +96,11 @@ std::string human_bytes(double bytes) {
     ++u;
   }
   return u == 0 ? fmt::format("{:.0f} B", bytes) : fmt::format("{:.3g} {}", bytes, kUnits[u]);
+}
+
+std::size_t blocks_that_fit(const stencil::BlockShape& shape, const MemoryBudget& budget) {
+  if (budget.bytes <= 0) return std::numeric_limits<std::size_t>::max();
+  return std::size_t(budget.bytes / block_bytes(shape));
 }
 
 std::string does_not_fit(double blocks, const stencil::BlockShape& shape,

@@ -3,6 +3,7 @@
 // partway through (or taking the node down with it).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -25,6 +26,9 @@ MemoryBudget memory_budget(MPI_Comm comm, double max_memory);
 
 // Bytes one block takes: its fields plus the bookkeeping that comes with every block.
 double block_bytes(const stencil::BlockShape& shape);
+
+// The most blocks of `shape` that fit one rank's budget (the largest size_t when it is unknown).
+std::size_t blocks_that_fit(const stencil::BlockShape& shape, const MemoryBudget& budget);
 
 // "1.5 GiB", "320 KiB".
 std::string human_bytes(double bytes);

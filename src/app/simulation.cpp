@@ -168,6 +168,12 @@ void Simulation::print_level_table(int ts, const std::vector<std::int64_t>& coun
   fmt::print(out_, "Total number of blocks at timestep {} is {}\n", ts, total);
 }
 
+bool refinement_follows(const Config& c, int ts) {
+  if (c.num_refine <= 0 || c.uniform_refine != 0 || c.refine_freq <= 0) return false;
+  if (c.time_given && !c.num_tsteps_given) return true;  // the last timestep is not known
+  return c.refine_freq - ts % c.refine_freq <= c.num_tsteps - ts;
+}
+
 void Simulation::apply_plan(const octree::AdaptPlan& plan) {
   std::vector<stencil::Block> old = std::move(domain_.blocks);
   std::vector<double> old_cost = std::move(domain_.cost);
@@ -327,19 +333,18 @@ void Simulation::refine_step(int ts, int iterations) {
 }
 
 void Simulation::expect_storage(int ts) {
-  // The next step is taken to draw as many blocks from the pool as this one did. Nothing is
-  // mapped ahead when no step follows, beyond the memory budget, or for a simulated rank (its
-  // waits are modelled, not spent).
-  const int freq = config_.refine_freq;
-  const bool step_follows = adapting() && freq > 0 &&
-                            ((config_.time_given && !config_.num_tsteps_given) ||
-                             (ts / freq + 1) * freq <= config_.num_tsteps);
+  // The next refinement interval is taken to draw as many blocks from the pool, at its
+  // deepest, as this one did. The initial refinement builds the mesh from its roots and says
+  // nothing about a later step; the simulation build's waits are simulated, not spent.
+#ifdef MINIAMR_SIMGRID
+  constexpr bool simulated = true;
+#else
+  constexpr bool simulated = false;
+#endif
   std::size_t wanted = 0;
-  if (config_.map_ahead == 1 && step_follows && !runtime_.kernels().modelled())
+  if (config_.map_ahead == 1 && ts > 0 && !simulated && refinement_follows(config_, ts))
     wanted = domain_.spare.drawn();
-  const double held = double(domain_.blocks.size() + std::max(wanted, domain_.spare.size()));
-  if (wanted > 0 && !does_not_fit(held, domain_.shape, budget_, "").empty()) wanted = 0;
-  domain_.spare.expect(wanted);
+  domain_.spare.expect(wanted, blocks_that_fit(domain_.shape, budget_));
 }
 
 std::vector<std::int64_t> Simulation::block_weights() const {

@@ -25,6 +25,10 @@ namespace miniamr::app {
 
 struct RunPoint;  // checkpoint.hpp
 
+// Whether the run refines the mesh again after timestep `ts` (with --time alone the last
+// timestep is not known, so one is assumed to).
+bool refinement_follows(const Config& config, int ts);
+
 class Simulation {
  public:
   // `out` receives the progress lines on rank 0 (nullptr elsewhere or when silenced).
@@ -47,7 +51,7 @@ class Simulation {
   // first refinement.
   RunPoint restore();
   void refine_step(int ts, int iterations);
-  // After refinement step `ts`: how much block storage to map ahead of the next one.
+  // After refinement step `ts`: how many spare blocks to map ahead of the next one.
   void expect_storage(int ts);
   bool refine_iteration(int ts);
   void apply_plan(const octree::AdaptPlan& plan);

@@ -16,7 +16,8 @@ struct Domain {
   octree::LeafSet leaves;              // this rank's leaves, sorted along the Morton curve
   std::vector<stencil::Block> blocks;  // blocks[i] holds the data of leaves[i]
   std::vector<double> cost;            // measured seconds per stage of each block (moving average)
-  stencil::BlockPool spare;            // storage of blocks that left, for the next ones made
+  stencil::BlockPool spare;            // storage for the next blocks made: of blocks that left,
+                                       // and mapped ahead of a refinement step
 };
 
 }  // namespace miniamr::runtime

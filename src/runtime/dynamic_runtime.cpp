@@ -697,7 +697,8 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
       // Nothing to run here until a message or a reduction completes: time to map storage for
       // the next refinement (block_pool.hpp). Only this thread touches the pool during a batch.
       b.progress(true, ready);
-      if (ready.empty() && !domain.spare.map_ahead(domain.shape)) std::this_thread::yield();
+      if (ready.empty() && !domain.spare.map_ahead(domain.shape, domain.blocks.size()))
+        std::this_thread::yield();
       b.spawn_all(tg, ready);
     }
   });

@@ -353,16 +353,16 @@ void StaticRuntime::begin_halo(const Domain& domain, const StageGraph& graph, in
 
 void StaticRuntime::wait_for(std::vector<MPI_Request>& requests, Domain& domain) {
   // A growing mesh's next blocks are mapped while the messages are not there yet, instead of
-  // by the refinement step that makes them (block_pool.hpp). A simulated rank maps nothing
+  // by the refinement step that makes them (block_pool.hpp). The simulation build maps nothing
   // ahead, and polling is what slows SMPI down (dynamic_runtime.cpp), so it only waits.
-  if (!kernels_.modelled()) {
-    int done = 0;
-    for (;;) {
-      MPI_Testall(int(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
-      if (done != 0) return;
-      if (!domain.spare.map_ahead(domain.shape)) break;
-    }
+#ifndef MINIAMR_SIMGRID
+  int done = 0;
+  while (domain.spare.wants_more(domain.blocks.size())) {
+    MPI_Testall(int(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
+    if (done != 0) return;
+    domain.spare.map_ahead(domain.shape, domain.blocks.size());
   }
+#endif
   MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
 }
 

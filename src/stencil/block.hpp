@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <optional>
 #include <span>
+#include <utility>
 
 #include "stencil/pages.hpp"
 
@@ -55,6 +57,14 @@ class Block {
   // A block whose values are indeterminate, for a caller that writes every cell before any is
   // read: it saves a pass over storage that is about to be overwritten.
   static Block uninitialized(const BlockShape& shape) { return Block(shape, Uninitialized{}); }
+  // The same with every page mapped now, or nothing when the system cannot provide them: for
+  // storage made ahead of need, where running short is no error.
+  static std::optional<Block> mapped(const BlockShape& shape) {
+    const std::size_t bytes = shape.doubles() * sizeof(double);
+    Storage p(static_cast<double*>(::operator new[](bytes, std::align_val_t{64}, std::nothrow)));
+    if (p == nullptr || !map_pages(p.get(), bytes)) return std::nullopt;
+    return Block(shape, std::move(p));
+  }
   Block(Block&&) noexcept = default;
   Block& operator=(Block&&) noexcept = default;
 
@@ -71,20 +81,22 @@ class Block {
 
  private:
   struct Uninitialized {};
-  Block(const BlockShape& shape, Uninitialized) : shape_(shape), data_(allocate(shape.doubles())) {}
-
   struct AlignedFree {
     void operator()(double* p) const { ::operator delete[](p, std::align_val_t{64}); }
   };
-  static std::unique_ptr<double[], AlignedFree> allocate(std::size_t n) {
-    std::unique_ptr<double[], AlignedFree> p(
-        static_cast<double*>(::operator new[](n * sizeof(double), std::align_val_t{64})));
-    map_pages(p.get(), n * sizeof(double));  // all of it is written right away
+  using Storage = std::unique_ptr<double[], AlignedFree>;
+
+  Block(const BlockShape& shape, Uninitialized) : shape_(shape), data_(allocate(shape.doubles())) {}
+  Block(const BlockShape& shape, Storage data) : shape_(shape), data_(std::move(data)) {}
+
+  static Storage allocate(std::size_t n) {
+    Storage p(static_cast<double*>(::operator new[](n * sizeof(double), std::align_val_t{64})));
+    (void)map_pages(p.get(), n * sizeof(double));  // all of it is written right away
     return p;
   }
 
   BlockShape shape_{};
-  std::unique_ptr<double[], AlignedFree> data_;
+  Storage data_;
 };
 
 }  // namespace miniamr::stencil

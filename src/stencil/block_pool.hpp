@@ -5,16 +5,19 @@
 //
 // A growing mesh still needs fresh storage at every refinement step. The pool can map it
 // ahead, a block at a time, while the rank would otherwise wait for messages (map_ahead):
-// after each step the driver asks for as many spare blocks as that step drew (expect), on the
-// guess that the next step changes the mesh as much.
+// after each step the driver asks for as many spare blocks as the pool lent at its deepest
+// since the step before (expect), on the guess that the next interval is like the last.
 //
 // Recycled storage never raises the peak memory of a run, it keeps that peak mapped instead of
-// giving it back between steps; storage mapped ahead raises it by at most one step's growth.
+// giving it back between steps. Storage mapped ahead raises it by at most one interval's draw
+// (blocks made, plus blocks received before those sent away were freed).
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <limits>
 #include <new>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -34,7 +37,7 @@ class BlockPool {
       if (b.shape() == shape) return b;  // storage of another shape is simply freed
     }
     ++made_;
-    ++made_on_take_;
+    ++mapped_on_take_;
     return Block::uninitialized(shape);
   }
 
@@ -44,24 +47,37 @@ class BlockPool {
     b = Block();
   }
 
-  // The most blocks the take() calls since the last expect() drew at one time: spare ones and
-  // fresh ones.
+  // The most blocks the take() calls since the last expect() had out at one time: spare ones
+  // and fresh ones.
   std::size_t drawn() const { return base_ - low_ + made_; }
-  // Asks map_ahead() to hold `n` spare blocks, and starts measuring the draw again.
-  void expect(std::size_t n) {
+  // Asks map_ahead() for `n` spare blocks, with at most `cap` blocks held in all (in the mesh
+  // and spare), and starts measuring the draw again.
+  void expect(std::size_t n, std::size_t cap = std::numeric_limits<std::size_t>::max()) {
     wanted_ = n;
+    cap_ = cap;
     base_ = low_ = spare_.size();
     made_ = 0;
   }
-  // Maps one more spare block of `shape` if fewer than expected are held; false when none was
-  // needed. One block at a time, so a caller polling for messages reacts within one mapping.
-  // Only a head start: when memory runs out it stops, and refinement meets the shortage with
-  // its own allocations and errors.
-  bool map_ahead(const BlockShape& shape) {
-    if (spare_.size() >= wanted_) return false;
-    try {
-      spare_.push_back(Block::uninitialized(shape));
-    } catch (const std::bad_alloc&) {
+  // Whether map_ahead() would map a block for a rank whose mesh holds `in_mesh` blocks.
+  bool wants_more(std::size_t in_mesh) const {
+    return spare_.size() < wanted_ && in_mesh + spare_.size() < cap_;
+  }
+  // Maps one more spare block of `shape` if wants_more(in_mesh); false when it did not. One
+  // block at a time, so that a caller polling for messages reacts within one mapping. Only a
+  // head start: when the system has no memory for it, it stops asking, and refinement meets
+  // the shortage with its own allocations and errors.
+  bool map_ahead(const BlockShape& shape, std::size_t in_mesh) {
+    if (!wants_more(in_mesh)) return false;
+    std::optional<Block> b = Block::mapped(shape);
+    bool kept = b.has_value();
+    if (kept) {
+      try {
+        spare_.push_back(std::move(*b));
+      } catch (const std::bad_alloc&) {
+        kept = false;
+      }
+    }
+    if (!kept) {
       wanted_ = 0;
       return false;
     }
@@ -72,7 +88,7 @@ class BlockPool {
   }
   // Blocks of fresh storage in all: mapped ahead, and mapped by take() for want of a spare one.
   std::size_t mapped_ahead() const { return mapped_ahead_; }
-  std::size_t mapped_on_take() const { return made_on_take_; }
+  std::size_t mapped_on_take() const { return mapped_on_take_; }
 
   std::size_t size() const { return spare_.size(); }
   // Frees every spare block, and expects none.
@@ -84,11 +100,12 @@ class BlockPool {
  private:
   std::vector<Block> spare_;
   std::size_t wanted_ = 0;
+  std::size_t cap_ = std::numeric_limits<std::size_t>::max();
   std::size_t base_ = 0;  // spare blocks held at the last expect()
   std::size_t low_ = 0;   // the fewest held since
   std::size_t made_ = 0;  // fresh blocks made since
   std::size_t mapped_ahead_ = 0;
-  std::size_t made_on_take_ = 0;
+  std::size_t mapped_on_take_ = 0;
 };
 
 }  // namespace miniamr::stencil

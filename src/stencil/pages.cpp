@@ -1,5 +1,6 @@
 #include "stencil/pages.hpp"
 
+#include <cerrno>
 #include <cstdint>
 
 #if defined(__linux__)
@@ -9,20 +10,23 @@
 
 namespace miniamr::stencil {
 
-void map_pages(void* p, std::size_t bytes) {
+bool map_pages(void* p, std::size_t bytes) {
 #if defined(__linux__) && defined(MADV_POPULATE_WRITE)
   // Whole pages inside the allocation only: its neighbours' pages are not ours to touch.
   const auto page = std::uintptr_t(sysconf(_SC_PAGESIZE));
   const auto at = reinterpret_cast<std::uintptr_t>(p);
   const std::uintptr_t first = (at + page - 1) / page * page;
   const std::uintptr_t last = (at + bytes) / page * page;
-  // A failure (an older kernel, no memory yet) only leaves the faults to the first writes.
-  if (last > first)
-    (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE);
+  // A failure only leaves the faults to the first writes; an older kernel's (EINVAL) says
+  // nothing about memory.
+  if (last > first &&
+      madvise(reinterpret_cast<void*>(first), last - first, MADV_POPULATE_WRITE) != 0)
+    return errno != ENOMEM && errno != EFAULT;
 #else
   (void)p;
   (void)bytes;
 #endif
+  return true;
 }
 
 }  // namespace miniamr::stencil

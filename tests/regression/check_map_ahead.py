@@ -2,7 +2,10 @@
 """--map_ahead: block storage for the next refinement step is mapped while a rank waits for
 messages, and the refinement then takes it instead of mapping its own.
 
-Two ranks of a growing mesh, rank 1 four times slower so that rank 0 waits at every exchange:
+Two ranks of a growing mesh, rank 1 four times slower so that rank 0 waits at every exchange.
+The deck's sphere enters the domain at timestep 20 and the mesh grows to 2193 blocks by
+timestep 30, so the refinement steps at timesteps 25 and 30 can take what was mapped after the
+step before (fewer timesteps, or a deck whose mesh stops growing, would leave nothing to check):
 
 - static runtime, --map_ahead 1: blocks are mapped ahead, and refinement maps fewer blocks
   itself than with --map_ahead 0, which maps none ahead;

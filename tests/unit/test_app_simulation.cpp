@@ -3,6 +3,8 @@
 #include <cmath>
 #include <filesystem>
 
+#include <limits>
+
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -126,6 +128,39 @@ TEST(Simulation, RefineFreqZeroRefinesOnlyAtTimestepZero) {
   o.move = {0.05, 0.05, 0.05};  // would be at (0.75, 0.75, 0.75) by the end
   c.objects = {o};
   EXPECT_EQ(run(c).final_level_counts, (Levels{0, 7, 8}));
+}
+
+TEST(Simulation, RefinementFollowsUpToTheLastMultipleOfRefineFreq) {
+  Config c = small(2);
+  c.refine_freq = 5;
+  c.num_tsteps = 20;
+  EXPECT_TRUE(refinement_follows(c, 0));
+  EXPECT_TRUE(refinement_follows(c, 10));
+  EXPECT_TRUE(refinement_follows(c, 15));  // at 20, the last timestep
+  EXPECT_TRUE(refinement_follows(c, 16));
+  EXPECT_FALSE(refinement_follows(c, 20));
+  c.num_tsteps = 19;
+  EXPECT_FALSE(refinement_follows(c, 15));
+  // No end known: with --time alone one is assumed; with both, --num_tsteps bounds it.
+  c.time_given = true;
+  c.num_tsteps_given = false;
+  EXPECT_TRUE(refinement_follows(c, 15));
+  c.num_tsteps_given = true;
+  EXPECT_FALSE(refinement_follows(c, 15));
+  // Never with refinement only at timestep 0, a uniform mesh or no levels, and no overflow.
+  c.refine_freq = 0;
+  EXPECT_FALSE(refinement_follows(c, 0));
+  c.refine_freq = 5;
+  c.uniform_refine = 1;
+  EXPECT_FALSE(refinement_follows(c, 0));
+  c.uniform_refine = 0;
+  c.num_refine = 0;
+  EXPECT_FALSE(refinement_follows(c, 0));
+  c.num_refine = 2;
+  c.refine_freq = std::numeric_limits<int>::max();
+  c.num_tsteps = std::numeric_limits<int>::max();
+  EXPECT_TRUE(refinement_follows(c, 1));
+  EXPECT_FALSE(refinement_follows(c, std::numeric_limits<int>::max()));
 }
 
 TEST(Simulation, TimeModeAdaptsTheStepToTheFastestObject) {

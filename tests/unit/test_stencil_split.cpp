@@ -183,7 +183,7 @@ TEST(StencilSplit, PoolFreesStorageOfAnotherShape) {
 
 TEST(StencilSplit, PoolMapsAheadWhatTheLastStepDrew) {
   BlockPool pool;
-  EXPECT_FALSE(pool.map_ahead(kShape));  // nothing expected yet
+  EXPECT_FALSE(pool.map_ahead(kShape, 0));  // nothing expected yet
   // A step that draws three blocks, none spare: all three fresh.
   std::array<Block, 3> made{pool.take(kShape), pool.take(kShape), pool.take(kShape)};
   EXPECT_EQ(pool.drawn(), 3u);
@@ -192,11 +192,17 @@ TEST(StencilSplit, PoolMapsAheadWhatTheLastStepDrew) {
   pool.expect(pool.drawn());
   EXPECT_EQ(pool.drawn(), 0u);
   // One spare block is held, so two more are mapped, one per call.
-  EXPECT_TRUE(pool.map_ahead(kShape));
-  EXPECT_TRUE(pool.map_ahead(kShape));
-  EXPECT_FALSE(pool.map_ahead(kShape));
+  EXPECT_TRUE(pool.wants_more(2));
+  EXPECT_TRUE(pool.map_ahead(kShape, 2));
+  // A block taken between two mappings (one arriving by migration) is part of the draw.
+  Block arrived = pool.take(kShape);
+  EXPECT_EQ(pool.drawn(), 1u);
+  EXPECT_TRUE(pool.map_ahead(kShape, 3));
+  EXPECT_TRUE(pool.map_ahead(kShape, 3));
+  EXPECT_FALSE(pool.wants_more(3));
+  EXPECT_FALSE(pool.map_ahead(kShape, 3));
   EXPECT_EQ(pool.size(), 3u);
-  EXPECT_EQ(pool.mapped_ahead(), 2u);
+  EXPECT_EQ(pool.mapped_ahead(), 3u);
   // The next step takes them without mapping anything.
   const Block a = pool.take(kShape);
   Block b = pool.take(kShape);
@@ -205,12 +211,30 @@ TEST(StencilSplit, PoolMapsAheadWhatTheLastStepDrew) {
   const Block d = pool.take(kShape);
   EXPECT_EQ(pool.size(), 0u);
   EXPECT_EQ(pool.mapped_on_take(), 3u);
-  EXPECT_EQ(pool.drawn(), 3u);
+  EXPECT_EQ(pool.drawn(), 4u);
   const Block e = pool.take(kShape);  // one more than was spare
   EXPECT_EQ(pool.mapped_on_take(), 4u);
-  EXPECT_EQ(pool.drawn(), 4u);
+  EXPECT_EQ(pool.drawn(), 5u);
   pool.expect(0);
-  EXPECT_FALSE(pool.map_ahead(kShape));
+  EXPECT_FALSE(pool.map_ahead(kShape, 0));
+}
+
+TEST(StencilSplit, PoolMapsAheadWithinItsCapAndStopsWhenMemoryRunsOut) {
+  BlockPool pool;
+  pool.expect(5, /*cap=*/4);  // the budget holds 4 blocks, 2 of them in the mesh
+  EXPECT_TRUE(pool.map_ahead(kShape, 2));
+  EXPECT_TRUE(pool.map_ahead(kShape, 2));
+  EXPECT_FALSE(pool.map_ahead(kShape, 2));
+  EXPECT_EQ(pool.size(), 2u);
+  // Storage no system can map (8e18 bytes): no error, and no more asking.
+  const BlockShape huge{100000, 100000, 100000, 1000};
+  pool.expect(3);
+  EXPECT_TRUE(pool.wants_more(0));
+  EXPECT_FALSE(pool.map_ahead(huge, 0));
+  EXPECT_FALSE(pool.wants_more(0));
+  EXPECT_FALSE(pool.map_ahead(kShape, 0));
+  EXPECT_EQ(pool.size(), 2u);
+  EXPECT_EQ(pool.mapped_ahead(), 2u);
 }
 
 }  // namespace
