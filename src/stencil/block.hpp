@@ -57,12 +57,12 @@ class Block {
   // A block whose values are indeterminate, for a caller that writes every cell before any is
   // read: it saves a pass over storage that is about to be overwritten.
   static Block uninitialized(const BlockShape& shape) { return Block(shape, Uninitialized{}); }
-  // The same with every page mapped now, or nothing when the system cannot provide them: for
-  // storage made ahead of need, where running short is no error.
-  static std::optional<Block> mapped(const BlockShape& shape) {
-    const std::size_t bytes = shape.doubles() * sizeof(double);
-    Storage p(static_cast<double*>(::operator new[](bytes, std::align_val_t{64}, std::nothrow)));
-    if (p == nullptr || !map_pages(p.get(), bytes)) return std::nullopt;
+  // The same with none of its pages mapped yet (map_pages), or nothing when there is no
+  // address space for it: for storage made ahead of need, where running short is no error.
+  static std::optional<Block> reserved(const BlockShape& shape) {
+    Storage p(static_cast<double*>(
+        ::operator new[](shape.doubles() * sizeof(double), std::align_val_t{64}, std::nothrow)));
+    if (p == nullptr) return std::nullopt;
     return Block(shape, std::move(p));
   }
   Block(Block&&) noexcept = default;

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <new>
 #include <optional>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "stencil/block.hpp"
+#include "stencil/pages.hpp"
 
 namespace miniamr::stencil {
 
@@ -58,29 +60,38 @@ class BlockPool {
     base_ = low_ = spare_.size();
     made_ = 0;
   }
-  // Whether map_ahead() would map a block for a rank whose mesh holds `in_mesh` blocks.
+  // Whether map_ahead() has a block to map, or to finish mapping, for a rank whose mesh holds
+  // `in_mesh` blocks.
   bool wants_more(std::size_t in_mesh) const {
-    return spare_.size() < wanted_ && in_mesh + spare_.size() < cap_;
+    return mapping_.has_value() || (spare_.size() < wanted_ && in_mesh + spare_.size() < cap_);
   }
-  // Maps one more spare block of `shape` if wants_more(in_mesh); false when it did not. One
-  // block at a time, so that a caller polling for messages reacts within one mapping. Only a
-  // head start: when the system has no memory for it, it stops asking, and refinement meets
-  // the shortage with its own allocations and errors.
+  // Maps the next piece (kPiece bytes) of a spare block of `shape` if wants_more(in_mesh);
+  // false when it did not. Piece by piece, so that a caller polling for messages reacts within
+  // one piece (about 20 us). Only a head start: when the system has no memory for it, it stops
+  // asking, and refinement meets the shortage with its own allocations and errors.
   bool map_ahead(const BlockShape& shape, std::size_t in_mesh) {
     if (!wants_more(in_mesh)) return false;
-    std::optional<Block> b = Block::mapped(shape);
-    bool kept = b.has_value();
-    if (kept) {
-      try {
-        spare_.push_back(std::move(*b));
-      } catch (const std::bad_alloc&) {
-        kept = false;
-      }
+    if (!mapping_) {
+      mapping_ = Block::reserved(shape);
+      mapped_bytes_ = 0;
+      if (!mapping_) return stop();
     }
-    if (!kept) {
-      wanted_ = 0;
-      return false;
+    const auto at = reinterpret_cast<std::uintptr_t>(mapping_->data());
+    const std::size_t bytes = mapping_->shape().doubles() * sizeof(double);
+    // Pieces end on page boundaries, so that no page is left between two of them.
+    const std::size_t page = page_bytes();
+    const std::size_t piece = std::max(kPiece, page);
+    const std::size_t end = std::min(bytes, (at + mapped_bytes_ + piece) / page * page - at);
+    if (!map_pages(mapping_->data() + mapped_bytes_ / sizeof(double), end - mapped_bytes_))
+      return stop();
+    mapped_bytes_ = end;
+    if (mapped_bytes_ < bytes) return true;
+    try {
+      spare_.push_back(std::move(*mapping_));
+    } catch (const std::bad_alloc&) {
+      return stop();
     }
+    mapping_.reset();
     ++base_;  // as if it had been held at expect()
     ++low_;
     ++mapped_ahead_;
@@ -94,11 +105,23 @@ class BlockPool {
   // Frees every spare block, and expects none.
   void clear() {
     spare_.clear();
+    stop();
     expect(0);
   }
 
  private:
+  static constexpr std::size_t kPiece = 64 * 1024;
+
+  // Gives up mapping ahead until the next expect().
+  bool stop() {
+    mapping_.reset();
+    wanted_ = 0;
+    return false;
+  }
+
   std::vector<Block> spare_;
+  std::optional<Block> mapping_;  // the block map_ahead() is mapping, piece by piece
+  std::size_t mapped_bytes_ = 0;  // how much of it is mapped
   std::size_t wanted_ = 0;
   std::size_t cap_ = std::numeric_limits<std::size_t>::max();
   std::size_t base_ = 0;  // spare blocks held at the last expect()

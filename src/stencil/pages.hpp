@@ -12,4 +12,7 @@ namespace miniamr::stencil {
 // had no memory for them.
 bool map_pages(void* p, std::size_t bytes);
 
+// The memory page size in bytes.
+std::size_t page_bytes();
+
 }  // namespace miniamr::stencil

@@ -237,5 +237,29 @@ TEST(StencilSplit, PoolMapsAheadWithinItsCapAndStopsWhenMemoryRunsOut) {
   EXPECT_EQ(pool.mapped_ahead(), 2u);
 }
 
+TEST(StencilSplit, PoolMapsALargeBlockPieceByPiece) {
+  // 8^3 cells x 40 variables: 320 KB, mapped 64 KiB a call so that a poller stays responsive.
+  const BlockShape large{8, 8, 8, 40};
+  BlockPool pool;
+  pool.expect(1);
+  int calls = 0;
+  while (pool.map_ahead(large, 0)) ++calls;
+  EXPECT_GE(calls, 5);
+  EXPECT_LE(calls, 7);
+  EXPECT_EQ(pool.size(), 1u);
+  EXPECT_EQ(pool.mapped_ahead(), 1u);
+  // A block started is finished even when no more are wanted.
+  pool.expect(2);
+  EXPECT_TRUE(pool.map_ahead(large, 0));
+  pool.expect(0);
+  EXPECT_TRUE(pool.wants_more(0));
+  while (pool.map_ahead(large, 0)) {
+  }
+  EXPECT_EQ(pool.size(), 2u);
+  const Block b = pool.take(large);
+  EXPECT_EQ(b.shape(), large);
+  EXPECT_EQ(pool.mapped_on_take(), 0u);
+}
+
 }  // namespace
 }  // namespace miniamr::stencil
