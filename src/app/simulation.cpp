@@ -168,8 +168,16 @@ void Simulation::print_level_table(int ts, const std::vector<std::int64_t>& coun
   fmt::print(out_, "Total number of blocks at timestep {} is {}\n", ts, total);
 }
 
+bool adapts(const Config& c) {
+  return c.num_refine > 0 && c.uniform_refine == 0;
+}
+
+bool refines_after(const Config& c, int ts) {
+  return adapts(c) && c.refine_freq > 0 && ts % c.refine_freq == 0;
+}
+
 bool refinement_follows(const Config& c, int ts) {
-  if (c.num_refine <= 0 || c.uniform_refine != 0 || c.refine_freq <= 0) return false;
+  if (!adapts(c) || c.refine_freq <= 0) return false;
   if (c.time_given && !c.num_tsteps_given) return true;  // the last timestep is not known
   return c.refine_freq - ts % c.refine_freq <= c.num_tsteps - ts;
 }
@@ -432,7 +440,7 @@ int Simulation::batch_length(int ts, bool fixed_steps) const {
   int n = 1;
   while (n < config_.batch_tsteps && ts + n <= config_.num_tsteps) {
     const int k = n - 1;  // timestep ts + k ends the batch when it reads or changes the blocks
-    if ((adapting() && every(config_.refine_freq, k)) || every(config_.plot_freq, k) ||
+    if (refines_after(config_, ts + k) || every(config_.plot_freq, k) ||
         every(config_.checkpoint_freq, k))
       break;
     ++n;
@@ -624,11 +632,8 @@ void Simulation::run() {
       progress.ran(batch_end, double(stage_blocks) * updates_per_block * n);
     }
     account_timestep(ts - batch_first);
-    if (adapting()) {
-      move_objects(objects_, delta);
-      if (config_.refine_freq > 0 && ts % config_.refine_freq == 0)
-        refine_step(ts, config_.effective_block_change());
-    }
+    if (adapting()) move_objects(objects_, delta);
+    if (refines_after(config_, ts)) refine_step(ts, config_.effective_block_change());
     if (balancer_) {
       const double began = trace_ != nullptr ? trace_->now_us() : 0.0;
       balancer_->step(ts, domain_, stats_.cell_var_updates_rank,

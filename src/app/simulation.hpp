@@ -25,6 +25,10 @@ namespace miniamr::app {
 
 struct RunPoint;  // checkpoint.hpp
 
+// Whether the mesh follows the objects after timestep 0 (not uniform, some levels to refine).
+bool adapts(const Config& config);
+// Whether a refinement step comes right after timestep `ts` (> 0).
+bool refines_after(const Config& config, int ts);
 // Whether the run refines the mesh again after timestep `ts` (with --time alone the last
 // timestep is not known, so one is assumed to).
 bool refinement_follows(const Config& config, int ts);
@@ -98,7 +102,7 @@ class Simulation {
   // The plot of timestep `ts`, reached at simulated time `time`, in --plot_format.
   void write_plot(int ts, double time);
   void write_text_plot(int ts) const;
-  bool adapting() const { return config_.num_refine > 0 && config_.uniform_refine == 0; }
+  bool adapting() const { return adapts(config_); }
 
   Config config_;
   runtime::Runtime& runtime_;

@@ -187,8 +187,8 @@ def main():
                                         f"{results.get('field_digest')} != {digests['static']}")
                 single, results, p = run_traced(a.miniamr, a.deck, runtime, work, attempt=3,
                                                 env=env,
-                                                extra=["--chunk_vars", "2", "--refine_freq", "5",
-                                                       "--batch_tsteps", "1"])
+                                                extra=["--chunk_vars", "2"] + batches[:2] +
+                                                ["--batch_tsteps", "1"])
                 problems += p
                 if single is not None:
                     if not chunk_runs_ahead(single):
