@@ -28,6 +28,8 @@ constexpr int kTagBase = 301;
 constexpr std::size_t kTagStages = 16;
 constexpr int kMaxVarGroups = 64;  // so tags stay below kTagBase + 64 * 16 * 3
 constexpr std::size_t kMaxDeferredBytes = std::size_t(8) << 20;  // per lane (see run_stages)
+// From a variable stored compact to the next.
+constexpr auto kCompactNext = std::ptrdiff_t(stencil::kCompactCells);
 
 template <class T>
 void sort_unique(std::vector<T>& v) {
@@ -144,6 +146,11 @@ struct DynamicRuntime::Units {
   // The fill copies the rest: level changes, and without deferred faces same-level faces from a
   // sender swept earlier in the reader's unit or from another unit.
   std::vector<std::array<FaceRead, 6>> reads;
+  // Swept compact: ghost_slot[b][f] numbers the faces read from the ghost layer (kGhost), whose
+  // fills go into dense ghost layers of their own; kNoSlot for the rest.
+  static constexpr std::size_t kNoSlot = ~std::size_t(0);
+  std::vector<std::array<std::size_t, 6>> ghost_slot;
+  std::size_t ghost_slots = 0;
 
   std::size_t count() const { return begin.size() - 1; }
   std::size_t nodes() const { return count() * K; }
@@ -206,6 +213,7 @@ struct DynamicRuntime::Batch {
         group_vars(group_vars_),
         L(S * VG),
         N(units_.nodes()),
+        compact(rt_.compact_.loaded()),
         count(new std::atomic<int>[L * N]),
         sends(new Message[L * graph_.sends.size()]),
         recvs(new Message[L * graph_.recvs.size()]),
@@ -226,6 +234,7 @@ struct DynamicRuntime::Batch {
   const std::size_t S, VG;
   const int group_vars;  // variables per group (the last may hold fewer)
   const std::size_t L, N;
+  const bool compact;  // the variables are stored compact (DynamicRuntime::compact_)
   std::unique_ptr<std::atomic<int>[]> count;  // per lane and node: inputs still missing
   std::atomic<std::int64_t> remaining{0};     // nodes not yet run
   std::unique_ptr<Message[]> sends, recvs;    // per lane and message
@@ -290,6 +299,8 @@ struct DynamicRuntime::Batch {
   void sweep(std::size_t unit, std::size_t lane);
   // The ghosts of group `group` of block b.
   void fill_block(std::size_t b, int group, std::size_t lane);
+  // Swept compact: fill f, the i-th of block b, into its dense ghost layer.
+  void fill_layer(std::size_t b, const GhostFill& f, std::size_t i, std::size_t lane);
   // The unit (its fills of `group` and its sweep) is done with their messages and deferred
   // faces.
   void release_inputs(std::size_t unit, int group, std::size_t lane);
@@ -332,7 +343,13 @@ void DynamicRuntime::Batch::pack(std::size_t unit, int group, std::size_t lane) 
       // The real size, even when nothing is packed into it (modelled compute).
       std::call_once(msg.allocated, [&] { msg.data.resize(layout.size(v.count())); });
       if (rt.kernels_.modelled()) continue;
-      pack_face(rt.kernels_.native(), domain, layout.faces[pf.face], v, graph.edges, msg.data);
+      const FaceSlice& face = layout.faces[pf.face];
+      if (compact)
+        rt.kernels_.native().pack_compact(rt.compact_.var(face.block, v.v0), kCompactNext,
+                                          domain.shape, face.link, v,
+                                          face_slice(face, v, v, std::span(msg.data)));
+      else
+        pack_face(rt.kernels_.native(), domain, face, v, graph.edges, msg.data);
     }
   }
   const std::size_t producer = group == 0 ? units.node(unit, std::size_t(units.G))
@@ -350,6 +367,10 @@ void DynamicRuntime::Batch::fill_block(std::size_t b, int group, std::size_t lan
     const GhostFill& f = fills[i];
     if (!graph.edges && units.reads[b][std::size_t(f.link.face)].kind != FaceRead::Kind::kGhost)
       continue;  // the sweep reads it in place
+    if (compact) {
+      fill_layer(b, f, i, lane);
+      continue;
+    }
     switch (f.kind) {
       case GhostFill::Kind::kLocal:
         if (units.defer && units.defer_in[b][i].size > 0)
@@ -364,6 +385,34 @@ void DynamicRuntime::Batch::fill_block(std::size_t b, int group, std::size_t lan
         unpack_face(k, domain, graph.recvs[f.message].faces[f.face], v, v, graph.edges,
                     recv(lane, f.message).data);
         break;
+    }
+  }
+}
+
+void DynamicRuntime::Batch::fill_layer(std::size_t b, const GhostFill& f, std::size_t i,
+                                       std::size_t lane) {
+  // The padded forms' operations into a dense ghost layer, from compact senders.
+  const stencil::VarRange v = vars(lane);
+  const stencil::KernelSet& k = rt.kernels_.native();
+  double* layer = rt.ghost_face(b, f.link.face, v.v0);
+  const auto layer_next = std::ptrdiff_t(stencil::kCompactFaceCells);
+  switch (f.kind) {
+    case GhostFill::Kind::kLocal:
+      if (units.defer && units.defer_in[b][i].size > 0)
+        k.unpack_layer(layer, layer_next, domain.shape, f.link, v,
+                       deferred_face(lane, units.defer_in[b][i]));
+      else
+        k.fill_layer(layer, layer_next, rt.compact_.var(f.src, v.v0), kCompactNext, domain.shape,
+                     f.link, v);
+      break;
+    case GhostFill::Kind::kBoundary:  // read in place (kMirror), never filled
+      assert(false);
+      break;
+    case GhostFill::Kind::kRemote: {
+      const FaceSlice& face = graph.recvs[f.message].faces[f.face];
+      k.unpack_layer(layer, layer_next, domain.shape, f.link, v,
+                     face_slice(face, v, v, std::span<const double>(recv(lane, f.message).data)));
+      break;
     }
   }
 }
@@ -412,8 +461,13 @@ void DynamicRuntime::Batch::sweep(std::size_t unit, std::size_t lane) {
   for (std::size_t b = units.begin[unit]; b < units.begin[unit + 1]; ++b) {
     // b's old values for its readers in later units, before the sweep overwrites them.
     if (packs)
-      for (const Units::DeferredFace& f : units.defer_out[b])
-        rt.kernels_.native().pack(domain.blocks[b], f.link, v, false, deferred_face(lane, f.at));
+      for (const Units::DeferredFace& f : units.defer_out[b]) {
+        if (compact)
+          rt.kernels_.native().pack_compact(rt.compact_.var(b, v.v0), kCompactNext, domain.shape,
+                                            f.link, v, deferred_face(lane, f.at));
+        else
+          rt.kernels_.native().pack(domain.blocks[b], f.link, v, false, deferred_face(lane, f.at));
+      }
     const std::span<double> sums = work.checksum
                                        ? std::span(block_sums[s]).subspan(b * nv + first, lane_vars)
                                        : std::span<double>();
@@ -422,15 +476,26 @@ void DynamicRuntime::Batch::sweep(std::size_t unit, std::size_t lane) {
       continue;
     }
     // A face-only sweep reads its faces where Units::reads says.
-    const stencil::GhostLayers layers =
-        read_layers(domain.blocks, b, units.reads[b], v.v0, [&](const FaceRead& r) {
-          const auto size = std::ptrdiff_t(r.size);
-          if (r.kind == FaceRead::Kind::kDeferred)
-            return PackedLayer{deferred[lane].data.data() + r.from * lane_vars, size};
-          return PackedLayer{recv(lane, r.from).data.data() + r.at * lane_vars, size};
-        });
+    const auto packed = [&](const FaceRead& r) {
+      const auto size = std::ptrdiff_t(r.size);
+      if (r.kind == FaceRead::Kind::kDeferred)
+        return PackedLayer{deferred[lane].data.data() + r.from * lane_vars, size};
+      return PackedLayer{recv(lane, r.from).data.data() + r.at * lane_vars, size};
+    };
+    if (compact) {
+      stencil::GhostLayers layers =
+          compact_read_layers(rt.compact_, b, units.reads[b], v.v0, packed,
+                              [&](const int f) { return rt.ghost_face(b, f, v.v0); });
+      rt.kernels_.sweep_compact(rt.compact_.var(b, v.v0), work, v, scratch, sums, layers);
+      continue;
+    }
+    const stencil::GhostLayers layers = read_layers(domain.blocks, b, units.reads[b], v.v0, packed);
     rt.kernels_.sweep(domain.blocks[b], work, v, scratch, sums, &layers);
   }
+  // Counted once per unit rather than per block (stage_kernels.hpp).
+  if (compact)
+    rt.kernels_.count_compact(std::int64_t(units.begin[unit + 1] - units.begin[unit]) *
+                              std::int64_t(lane_vars));
   // The messages and deferred faces that the unit's fills and sweep read are done with.
   for (int group = 0; group < units.G; ++group) release_inputs(unit, group, lane);
 }
@@ -650,10 +715,73 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
     units_ = make_units(g, per_task, domain.shape, defer_cap);
   blocks_per_task_ = per_task;
   const Units& u = *units_;
+  if (domain.cost.size() != domain.blocks.size()) domain.cost.resize(domain.blocks.size(), 0.0);
 
+  // 7-point stages on one worker sweep their variables stored compact, as the static mapper's
+  // do: one variable group at a time, a batch of tasks of its own, copied in before its stages
+  // and back after them. One group per batch kept the copies smallest and ran fastest (against
+  // two, four and eight: README, Performance). Batches change the messages and the reductions,
+  // so either every rank sweeps compact or none does (collective).
+  const bool compact = !edges && std::ranges::all_of(stages, [&](const StageWork& w) {
+    return w.stencil == 7 && w.vars.v0 == first.vars.v0 && w.vars.v1 == first.vars.v1;
+  }) && comm_.max(std::int64_t(T == 1 && kernels_.compact(domain.shape) ? 0 : 1)) == 0;
+  Measured measured{std::vector<double>(u.count(), 0.0), 0.0};
+  std::vector<std::vector<double>> totals;
+  if (!compact) {
+    totals = run_batch(domain, stages, VG, group, measured);
+  } else {
+    const stencil::VarRange all = first.vars;
+    std::vector<StageWork> part_stages(stages.begin(), stages.end());
+    totals.resize(stages.size());
+    for (std::size_t s = 0; s < stages.size(); ++s)
+      if (stages[s].checksum) totals[s].resize(std::size_t(all.count()));
+    for (int v0 = all.v0; v0 < all.v1; v0 += group) {
+      const stencil::VarRange part{v0, std::min(all.v1, v0 + group)};
+      for (StageWork& w : part_stages) w.vars = part;
+      const stencil::StoredOnExit stored{compact_, domain.blocks};
+      compact_.load(domain.blocks, part);
+      ghost_faces_.resize(u.ghost_slots * std::size_t(part.count()) * stencil::kCompactFaceCells);
+      const auto sums = run_batch(domain, part_stages, 1, group, measured);
+      for (std::size_t s = 0; s < stages.size(); ++s)
+        std::ranges::copy(sums[s], totals[s].begin() + (part.v0 - all.v0));
+    }
+  }
+
+  // Accounting: compute is the workers' average busy time, communicate the rest of the wall.
+  const double busy = measured.busy;
+  const std::size_t S = stages.size();
+  const double wall = seconds_since(wall0);
+  timers_.add(Phase::kCompute, busy / T);
+  timers_.add(Phase::kCommunicate, std::max(0.0, wall - busy / T));
+  // Each block's cost record: its unit's time per stage, shared by the unit's blocks.
+  for (std::size_t unit = 0; unit < u.count(); ++unit) {
+    const std::size_t n = u.begin[unit + 1] - u.begin[unit];
+    for (std::size_t blk = u.begin[unit]; blk < u.begin[unit + 1]; ++blk)
+      domain.cost[blk] = blend_cost(domain.cost[blk], measured.unit_seconds[unit] / double(S * n));
+  }
+  if (g.blocks > 0) {
+    const double per_block = busy / double(g.blocks * S);
+    block_seconds_ = block_seconds_ == 0 ? per_block : 0.5 * block_seconds_ + 0.5 * per_block;
+  }
+  return totals;
+}
+
+double* DynamicRuntime::ghost_face(std::size_t b, int f, int v) {
+  const std::size_t slot = units_->ghost_slot[b][std::size_t(f)];
+  assert(slot != Units::kNoSlot);
+  const stencil::VarRange loaded = compact_.vars();
+  return ghost_faces_.data() + (slot * std::size_t(loaded.count()) + std::size_t(v - loaded.v0)) *
+                                   stencil::kCompactFaceCells;
+}
+
+std::vector<std::vector<double>> DynamicRuntime::run_batch(Domain& domain,
+                                                           std::span<const StageWork> stages,
+                                                           int VG, int group, Measured& measured) {
+  const int T = threads();
+  const StageGraph& g = graph(domain, stages.front().reads_edges());
+  const Units& u = *units_;
   Batch b(*this, domain, stages, g, u, T, VG, group);
   const std::size_t S = stages.size(), L = b.L, N = u.nodes();
-  if (domain.cost.size() != domain.blocks.size()) domain.cost.resize(domain.blocks.size(), 0.0);
   const auto defer_consumers = int(std::ranges::count(u.defer_consumer, 1));
   for (std::size_t lane = 0; lane < L; ++lane) {
     for (std::size_t n = 0; n < N; ++n)
@@ -704,25 +832,10 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
   });
   b.sending.wait_all();
 
-  // Accounting: compute is the workers' average busy time, communicate the rest of the wall.
-  double busy = 0;
-  for (const double x : b.busy) busy += x;
-  const double wall = seconds_since(wall0);
-  timers_.add(Phase::kCompute, busy / T);
-  timers_.add(Phase::kCommunicate, std::max(0.0, wall - busy / T));
-  // Each block's cost record: its unit's time per stage, shared by the unit's blocks.
-  for (std::size_t unit = 0; unit < u.count(); ++unit) {
-    double seconds = 0;
+  for (const double x : b.busy) measured.busy += x;
+  for (std::size_t unit = 0; unit < u.count(); ++unit)
     for (std::size_t vg = 0; vg < std::size_t(VG); ++vg)
-      seconds += b.unit_seconds[vg * u.count() + unit];
-    const std::size_t n = u.begin[unit + 1] - u.begin[unit];
-    for (std::size_t blk = u.begin[unit]; blk < u.begin[unit + 1]; ++blk)
-      domain.cost[blk] = blend_cost(domain.cost[blk], seconds / double(S * n));
-  }
-  if (g.blocks > 0) {
-    const double per_block = busy / double(g.blocks * S);
-    block_seconds_ = block_seconds_ == 0 ? per_block : 0.5 * block_seconds_ + 0.5 * per_block;
-  }
+      measured.unit_seconds[unit] += b.unit_seconds[vg * u.count() + unit];
   return std::move(b.totals);
 }
 
@@ -823,6 +936,12 @@ std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size
       }
     }
     place_reads(u->reads, shape);
+    u->ghost_slot.resize(g.blocks);
+    for (std::size_t b = 0; b < g.blocks; ++b)
+      for (std::size_t f = 0; f < 6; ++f)
+        u->ghost_slot[b][f] = u->reads[b][f].kind == FaceRead::Kind::kGhost
+                                  ? u->ghost_slots++
+                                  : DynamicRuntime::Units::kNoSlot;
   }
   for (std::size_t x = 0; x < U; ++x) {
     for (std::size_t grp = 0; grp < G; ++grp) {

@@ -21,6 +21,7 @@
 
 #include "runtime/mesh_runtime.hpp"
 #include "runtime/task_pool.hpp"
+#include "stencil/compact_stencil.hpp"
 
 namespace miniamr::runtime {
 
@@ -49,10 +50,27 @@ class DynamicRuntime final : public MeshRuntime {
  private:
   void plans_changed(const Domain& domain) override;
 
-  struct Batch;                     // the state of one run_stages
+  struct Batch;  // the state of one batch of tasks
+  // What the batches of one run_stages measured, for the cost records.
+  struct Measured {
+    std::vector<double> unit_seconds;  // per unit: time in its tasks, every variable group
+    double busy = 0;                   // seconds in tasks, all workers
+  };
+  // Runs `stages` (their variables split into `var_groups` groups of `group_vars`) as one task
+  // graph; returns the stages' checksums.
+  std::vector<std::vector<double>> run_batch(Domain& domain, std::span<const StageWork> stages,
+                                             int var_groups, int group_vars, Measured& measured);
+  // The dense ghost layer of block b's face f for variable v (swept compact): one per face
+  // filled across a level change, each holding the loaded variables one after the other.
+  double* ghost_face(std::size_t b, int f, int v);
+
   std::unique_ptr<TaskPool> pool_;  // the worker threads
   std::unique_ptr<Units> units_;
   std::vector<std::vector<double>> scratch_;  // one per worker
+  // Variables of the batch being run, stored compact (as in the static mapper), and the dense
+  // ghost layers of its level changes.
+  stencil::CompactVars compact_;
+  std::vector<double> ghost_faces_;
   std::size_t blocks_per_task_ = 1;
   double block_seconds_ = 0;  // measured seconds of one block's stage (fills and sweep)
 };

@@ -47,18 +47,6 @@ void for_each_index(int threads, std::ptrdiff_t n, Body&& body) {
   });
 }
 
-// Stores a chunk of compact variables back into the blocks when it leaves scope.
-struct ChunkStore {
-  ChunkStore(stencil::CompactVars& c, std::vector<stencil::Block>& b) : compact(c), blocks(b) {}
-  ChunkStore(const ChunkStore&) = delete;
-  ChunkStore& operator=(const ChunkStore&) = delete;
-  ~ChunkStore() {
-    if (compact.loaded()) compact.store(blocks);
-  }
-  stencil::CompactVars& compact;
-  std::vector<stencil::Block>& blocks;
-};
-
 }  // namespace
 
 StaticRuntime::StaticRuntime(MPI_Comm parent, RuntimeOptions options)
@@ -136,31 +124,11 @@ stencil::GhostLayers StaticRuntime::pass_layers(const Domain& domain, std::size_
                        size};
   };
   const auto& reads = schedule_.reads[i];
-  stencil::GhostLayers layers;
-  if (!compact_.loaded()) {
-    layers = read_layers(domain.blocks, i, reads, pass.v0, packed);
-  } else {
-    // Swept compact: a block's own layer and a neighbour's are in the compact copies, a face
-    // filled across a level change in its dense ghost layer.
-    using Read = FaceRead::Kind;
-    const auto var_next = std::ptrdiff_t(stencil::kCompactCells);
-    for (std::size_t f = 0; f < 6; ++f) {
-      const FaceRead& r = reads[f];
-      if (r.kind == Read::kGhost) {
-        const stencil::LayerPlace at = stencil::kDenseLayerPlace;
-        layers.face[f] = {ghost_face(i, int(f), pass), at.sb, at.sc,
-                          std::ptrdiff_t(stencil::kCompactFaceCells)};
-      } else if (r.kind == Read::kMirror || r.kind == Read::kNeighbour) {
-        const bool own = r.kind == Read::kMirror;
-        const stencil::LayerPlace at = stencil::compact_layer_place(int(f), own);
-        layers.face[f] = {compact_.var(own ? i : r.from, pass.v0) + at.offset, at.sb, at.sc,
-                          var_next};
-      } else {
-        const PackedLayer from = packed(r);
-        layers.face[f] = {from.first + r.place.offset, r.place.sb, r.place.sc, from.next};
-      }
-    }
-  }
+  // Swept compact, a face filled across a level change is in its dense ghost layer.
+  stencil::GhostLayers layers =
+      compact_.loaded() ? compact_read_layers(compact_, i, reads, pass.v0, packed,
+                                              [&](const int f) { return ghost_face(i, f, pass); })
+                        : read_layers(domain.blocks, i, reads, pass.v0, packed);
   for (std::size_t f = 0; f < 6; ++f)
     if (const FaceSlot& c = schedule_.copies[i][f]; c.size > 0)
       layers.copy[f] = {deferred_.data() + c.slot * nv, std::ptrdiff_t(c.size)};
@@ -506,7 +474,7 @@ std::vector<std::vector<double>> StaticRuntime::run_stages(Domain& domain,
   for (int v0 = all.v0; v0 < all.v1; v0 += chunk) {
     const stencil::VarRange part{v0, std::min(all.v1, v0 + chunk)};
     // Back into the blocks when the chunk's stages end, by an error too.
-    const ChunkStore chunk_store{compact_, domain.blocks};
+    const stencil::StoredOnExit chunk_store{compact_, domain.blocks};
     if (compact) compact_.load(domain.blocks, part);
     for (std::size_t s = 0; s < stages.size(); ++s) {
       stage_slot_ = s;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "runtime/stage_graph.hpp"
+#include "stencil/compact_stencil.hpp"
 #include "stencil/ghost_layers.hpp"
 
 namespace miniamr::runtime {
@@ -125,6 +126,34 @@ stencil::GhostLayers read_layers(std::span<const stencil::Block> blocks, std::si
         break;
     }
     l.face[f] = {from.first + r.place.offset, r.place.sb, r.place.sc, from.next};
+  }
+  return l;
+}
+
+// The same for a sweep of variables stored compact (stencil/compact_stencil.hpp): its own and a
+// neighbour's layers are in `compact`, and a face filled across a level change (kGhost) is in
+// the dense ghost layer that `ghost(face)` returns (variable v0, the next one kCompactFaceCells
+// doubles on).
+template <class Packed, class Ghost>
+stencil::GhostLayers compact_read_layers(const stencil::CompactVars& compact, std::size_t i,
+                                         const std::array<FaceRead, 6>& reads, int v0,
+                                         Packed&& packed, Ghost&& ghost) {
+  using Read = FaceRead::Kind;
+  const auto var_next = std::ptrdiff_t(stencil::kCompactCells);
+  stencil::GhostLayers l;
+  for (std::size_t f = 0; f < 6; ++f) {
+    const FaceRead& r = reads[f];
+    if (r.kind == Read::kGhost) {
+      const stencil::LayerPlace at = stencil::kDenseLayerPlace;
+      l.face[f] = {ghost(int(f)), at.sb, at.sc, std::ptrdiff_t(stencil::kCompactFaceCells)};
+    } else if (r.kind == Read::kMirror || r.kind == Read::kNeighbour) {
+      const bool own = r.kind == Read::kMirror;
+      const stencil::LayerPlace at = stencil::compact_layer_place(int(f), own);
+      l.face[f] = {compact.var(own ? i : r.from, v0) + at.offset, at.sb, at.sc, var_next};
+    } else {
+      const PackedLayer from = packed(r);
+      l.face[f] = {from.first + r.place.offset, r.place.sb, r.place.sc, from.next};
+    }
   }
   return l;
 }

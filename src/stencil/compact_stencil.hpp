@@ -77,4 +77,20 @@ class CompactVars {
   bool loaded_ = false;
 };
 
+// Stores loaded compact variables back into their blocks when it leaves scope, by an error too.
+class StoredOnExit {
+ public:
+  StoredOnExit(CompactVars& compact, std::span<Block> blocks)
+      : compact_(compact), blocks_(blocks) {}
+  StoredOnExit(const StoredOnExit&) = delete;
+  StoredOnExit& operator=(const StoredOnExit&) = delete;
+  ~StoredOnExit() {
+    if (compact_.loaded()) compact_.store(blocks_);
+  }
+
+ private:
+  CompactVars& compact_;
+  std::span<Block> blocks_;
+};
+
 }  // namespace miniamr::stencil

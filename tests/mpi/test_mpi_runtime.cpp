@@ -1388,54 +1388,62 @@ TYPED_TEST(Conformance, KernelsReportTheBackEndThatRan) {
   EXPECT_EQ(rt->kernels().backend_name(), "native");
 }
 
-// The static mapper sweeps 8^3 blocks stored compact where the AVX-512 kernels run
+// Both mappers sweep 8^3 blocks stored compact where the AVX-512 kernels run on one thread
 // (stencil/compact_stencil.hpp): same-level faces from the compact copies, level changes into
 // dense ghost layers, messages packed from the copies. Bitwise the padded AVX2 kernels' results
 // on one rank, with comm groups of one and three variables and passes of one variable (the
-// interiors: the compact sweep writes no ghost into the padded blocks).
-TEST(Compact, SweepsOfCompactInteriorsMatchThePaddedKernels) {
-  if (!stencil::compact_stencil7_supported()) GTEST_SKIP() << "no AVX-512 on this machine";
+// interiors: the compact sweep writes no ghost into the padded blocks). Six variables in groups
+// of one make the dynamic mapper run two batches of compact variable groups.
+template <class Mapper>
+void compact_sweeps_match_the_padded_kernels() {
   const int P = world_size(), me = world_rank();
   const RootGrid grid{{2, 2, 1}};
   const std::vector<Key> keys = random_mesh(grid, 2, 40, 203);
-  const BlockShape shape{8, 8, 8, 4};
+  constexpr int kVars = 6;
+  const BlockShape shape{8, 8, 8, kVars};
   for (const auto& [sweep_vars, chunk_vars] : {std::pair{4, 0}, std::pair{1, 3}}) {
     const auto targets = cut_whole(keys, space_of(sfc::Curve::kMorton, grid),
                                    random_weights(keys.size(), 6, 204), P);
     Domain d = make_domain(grid, shape, share(keys, targets, me));
     Domain whole = make_domain(grid, shape, keys);
     const ThreadScope one(1);
-    runtime::StaticOptions o = options(sfc::Curve::kMorton);
+    runtime::RuntimeOptions o = options(sfc::Curve::kMorton);
     o.sweep_vars = sweep_vars;
-    o.chunk_vars = chunk_vars;  // 3: two chunks, the second of one variable
+    o.chunk_vars = chunk_vars;  // 3: two chunks (static) or groups of at most three (dynamic)
     o.isa = stencil::Isa::kAvx512;
-    runtime::StaticRuntime rt(MPI_COMM_WORLD, o);
+    Mapper rt(MPI_COMM_WORLD, o);
     o.isa = stencil::Isa::kAvx2;
     runtime::StaticRuntime ref(MPI_COMM_SELF, o);
     rt.mesh_changed(d);
     ref.mesh_changed(whole);
-    const std::string how =
-        "sweep_vars " + std::to_string(sweep_vars) + " chunk_vars " + std::to_string(chunk_vars);
-    batch_and_compare(rt, d, ref, whole, stage_batch(7, 4, 1, 5, nullptr), how + " groups of 1",
+    const std::string how = rt.name() + " sweep_vars " + std::to_string(sweep_vars) +
+                            " chunk_vars " + std::to_string(chunk_vars);
+    batch_and_compare(rt, d, ref, whole, stage_batch(7, kVars, 1, 5, nullptr), how + " groups of 1",
                       true);
-    batch_and_compare(rt, d, ref, whole, stage_batch(7, 4, 3, 4, nullptr), how + " groups of 3",
+    batch_and_compare(rt, d, ref, whole, stage_batch(7, kVars, 3, 4, nullptr), how + " groups of 3",
                       true);
     // Every 7-point sweep of the batches ran compact; none of the reference's did.
-    EXPECT_EQ(world_sum(rt.kernels().calls().compact),
-              world_sum(std::int64_t(d.blocks.size())) * 4 * 9)
-        << how;
+    const std::int64_t block_vars = world_sum(std::int64_t(d.blocks.size())) * kVars;
+    EXPECT_EQ(world_sum(rt.kernels().calls().compact), block_vars * 9) << how;
     EXPECT_EQ(rt.kernels().calls().native, rt.kernels().calls().compact) << how;
     EXPECT_EQ(ref.kernels().calls().compact, 0) << how;
     // Stencils reading edges sweep the padded blocks.
-    batch_and_compare(rt, d, ref, whole, stage_batch(27, 4, 2, 2, nullptr), how + " 27-point",
+    batch_and_compare(rt, d, ref, whole, stage_batch(27, kVars, 2, 2, nullptr), how + " 27-point",
                       true);
-    EXPECT_EQ(world_sum(rt.kernels().calls().native - rt.kernels().calls().compact),
-              world_sum(std::int64_t(d.blocks.size())) * 4 * 2)
+    EXPECT_EQ(world_sum(rt.kernels().calls().native - rt.kernels().calls().compact), block_vars * 2)
         << how;
-    EXPECT_EQ(world_sum(rt.kernels().calls().compact),
-              world_sum(std::int64_t(d.blocks.size())) * 4 * 9)
-        << how;
+    EXPECT_EQ(world_sum(rt.kernels().calls().compact), block_vars * 9) << how;
   }
+}
+
+TEST(Compact, StaticSweepsOfCompactInteriorsMatchThePaddedKernels) {
+  if (!stencil::compact_stencil7_supported()) GTEST_SKIP() << "no AVX-512 on this machine";
+  compact_sweeps_match_the_padded_kernels<runtime::StaticRuntime>();
+}
+
+TEST(Compact, DynamicSweepsOfCompactInteriorsMatchThePaddedKernels) {
+  if (!stencil::compact_stencil7_supported()) GTEST_SKIP() << "no AVX-512 on this machine";
+  compact_sweeps_match_the_padded_kernels<runtime::DynamicRuntime>();
 }
 
 // Blocks far too small to pay for a task each are run several to a task, chosen from the
