@@ -146,11 +146,6 @@ struct DynamicRuntime::Units {
   // The fill copies the rest: level changes, and without deferred faces same-level faces from a
   // sender swept earlier in the reader's unit or from another unit.
   std::vector<std::array<FaceRead, 6>> reads;
-  // Swept compact: ghost_slot[b][f] numbers the faces read from the ghost layer (kGhost), whose
-  // fills go into dense ghost layers of their own; kNoSlot for the rest.
-  static constexpr std::size_t kNoSlot = ~std::size_t(0);
-  std::vector<std::array<std::size_t, 6>> ghost_slot;
-  std::size_t ghost_slots = 0;
 
   std::size_t count() const { return begin.size() - 1; }
   std::size_t nodes() const { return count() * K; }
@@ -188,7 +183,7 @@ void DynamicRuntime::plans_changed(const Domain&) {
   units_.reset();
 }
 
-// Everything one run_stages shares between its tasks. Work is indexed by lane = stage * VG +
+// Everything one batch of tasks shares (run_batch). Work is indexed by lane = stage * VG +
 // variable group: the variables of the 7- and 27-point stencils are independent, so each comm
 // group of variables has a graph of its own (and its own messages), and a group can run stages
 // ahead of another while its data stay in cache. Counters are atomics; what only the holder of
@@ -301,6 +296,10 @@ struct DynamicRuntime::Batch {
   void fill_block(std::size_t b, int group, std::size_t lane);
   // Swept compact: fill f, the i-th of block b, into its dense ghost layer.
   void fill_layer(std::size_t b, const GhostFill& f, std::size_t i, std::size_t lane);
+  // Swept compact: block b's dense ghost layer of face f, at variable v.v0.
+  double* ghost_layer(std::size_t b, int f, stencil::VarRange v) {
+    return rt.ghost_layers_.layer(b, f, std::size_t(v.v0 - rt.compact_.vars().v0));
+  }
   // The unit (its fills of `group` and its sweep) is done with their messages and deferred
   // faces.
   void release_inputs(std::size_t unit, int group, std::size_t lane);
@@ -394,7 +393,7 @@ void DynamicRuntime::Batch::fill_layer(std::size_t b, const GhostFill& f, std::s
   // The padded forms' operations into a dense ghost layer, from compact senders.
   const stencil::VarRange v = vars(lane);
   const stencil::KernelSet& k = rt.kernels_.native();
-  double* layer = rt.ghost_face(b, f.link.face, v.v0);
+  double* layer = ghost_layer(b, f.link.face, v);
   const auto layer_next = std::ptrdiff_t(stencil::kCompactFaceCells);
   switch (f.kind) {
     case GhostFill::Kind::kLocal:
@@ -485,7 +484,7 @@ void DynamicRuntime::Batch::sweep(std::size_t unit, std::size_t lane) {
     if (compact) {
       stencil::GhostLayers layers =
           compact_read_layers(rt.compact_, b, units.reads[b], v.v0, packed,
-                              [&](const int f) { return rt.ghost_face(b, f, v.v0); });
+                              [&](const int f) { return ghost_layer(b, f, v); });
       rt.kernels_.sweep_compact(rt.compact_.var(b, v.v0), work, v, scratch, sums, layers);
       continue;
     }
@@ -513,7 +512,7 @@ void DynamicRuntime::Batch::run(std::size_t id, std::vector<std::size_t>& ready)
   double dt = seconds_since(t0);
   if (rt.slowdown_.active()) {
     rt.slowdown_.after(
-        dt, (std::uint64_t(stages[s].calc_stage) << 32) ^ (std::uint64_t(lane % VG) << 24) ^ n);
+        dt, (std::uint64_t(stages[s].calc_stage) << 32) ^ (std::uint64_t(vars(lane).v0) << 24) ^ n);
     dt = seconds_since(t0);
   }
   busy[std::size_t(worker())] += dt;
@@ -711,8 +710,10 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
   const std::size_t defer_cap =
       workers_busy ? kMaxDeferredBytes / sizeof(double) / std::max<std::size_t>(1, lane_vars) : 0;
   if (!units_ || units_->G != g.groups || units_->per_task != per_task ||
-      units_->defer_cap != defer_cap)
+      units_->defer_cap != defer_cap) {
     units_ = make_units(g, per_task, domain.shape, defer_cap);
+    ghost_layers_.number(units_->reads);
+  }
   blocks_per_task_ = per_task;
   const Units& u = *units_;
   if (domain.cost.size() != domain.blocks.size()) domain.cost.resize(domain.blocks.size(), 0.0);
@@ -726,6 +727,7 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
     return w.stencil == 7 && w.vars.v0 == first.vars.v0 && w.vars.v1 == first.vars.v1;
   }) && comm_.max(std::int64_t(T == 1 && kernels_.compact(domain.shape) ? 0 : 1)) == 0;
   Measured measured{std::vector<double>(u.count(), 0.0), 0.0};
+  double copies = 0;  // seconds copying variables in and out of compact storage
   std::vector<std::vector<double>> totals;
   if (!compact) {
     totals = run_batch(domain, stages, VG, group, measured);
@@ -738,21 +740,29 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
     for (int v0 = all.v0; v0 < all.v1; v0 += group) {
       const stencil::VarRange part{v0, std::min(all.v1, v0 + group)};
       for (StageWork& w : part_stages) w.vars = part;
-      const stencil::StoredOnExit stored{compact_, domain.blocks};
-      compact_.load(domain.blocks, part);
-      ghost_faces_.resize(u.ghost_slots * std::size_t(part.count()) * stencil::kCompactFaceCells);
-      const auto sums = run_batch(domain, part_stages, 1, group, measured);
-      for (std::size_t s = 0; s < stages.size(); ++s)
-        std::ranges::copy(sums[s], totals[s].begin() + (part.v0 - all.v0));
+      auto t0 = Clock::now();
+      {
+        const stencil::StoredOnExit stored{compact_, domain.blocks};
+        compact_.load(domain.blocks, part);
+        ghost_layers_.resize(std::size_t(part.count()));
+        copies += seconds_since(t0);
+        const auto sums = run_batch(domain, part_stages, 1, group, measured);
+        for (std::size_t s = 0; s < stages.size(); ++s)
+          if (stages[s].checksum)
+            std::ranges::copy(sums[s], totals[s].begin() + (part.v0 - all.v0));
+        t0 = Clock::now();
+      }
+      copies += seconds_since(t0);
     }
   }
 
-  // Accounting: compute is the workers' average busy time, communicate the rest of the wall.
+  // Accounting: compute is the workers' average busy time and the compact copies, communicate
+  // the rest of the wall.
   const double busy = measured.busy;
   const std::size_t S = stages.size();
   const double wall = seconds_since(wall0);
-  timers_.add(Phase::kCompute, busy / T);
-  timers_.add(Phase::kCommunicate, std::max(0.0, wall - busy / T));
+  timers_.add(Phase::kCompute, busy / T + copies);
+  timers_.add(Phase::kCommunicate, std::max(0.0, wall - busy / T - copies));
   // Each block's cost record: its unit's time per stage, shared by the unit's blocks.
   for (std::size_t unit = 0; unit < u.count(); ++unit) {
     const std::size_t n = u.begin[unit + 1] - u.begin[unit];
@@ -766,22 +776,15 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
   return totals;
 }
 
-double* DynamicRuntime::ghost_face(std::size_t b, int f, int v) {
-  const std::size_t slot = units_->ghost_slot[b][std::size_t(f)];
-  assert(slot != Units::kNoSlot);
-  const stencil::VarRange loaded = compact_.vars();
-  return ghost_faces_.data() + (slot * std::size_t(loaded.count()) + std::size_t(v - loaded.v0)) *
-                                   stencil::kCompactFaceCells;
-}
-
 std::vector<std::vector<double>> DynamicRuntime::run_batch(Domain& domain,
                                                            std::span<const StageWork> stages,
-                                                           int VG, int group, Measured& measured) {
+                                                           int var_groups, int group_vars,
+                                                           Measured& measured) {
   const int T = threads();
   const StageGraph& g = graph(domain, stages.front().reads_edges());
   const Units& u = *units_;
-  Batch b(*this, domain, stages, g, u, T, VG, group);
-  const std::size_t S = stages.size(), L = b.L, N = u.nodes();
+  Batch b(*this, domain, stages, g, u, T, var_groups, group_vars);
+  const std::size_t S = stages.size(), L = b.L, N = u.nodes(), VG = b.VG;
   const auto defer_consumers = int(std::ranges::count(u.defer_consumer, 1));
   for (std::size_t lane = 0; lane < L; ++lane) {
     for (std::size_t n = 0; n < N; ++n)
@@ -792,7 +795,7 @@ std::vector<std::vector<double>> DynamicRuntime::run_batch(Domain& domain,
     b.deferred[lane].remaining.store(defer_consumers, std::memory_order_relaxed);
   }
   for (std::size_t s = 0; s < S; ++s) {
-    b.sweeps_left[s].store(int(u.count()) * VG, std::memory_order_relaxed);
+    b.sweeps_left[s].store(int(u.count() * VG), std::memory_order_relaxed);
     b.sums_ready[s].store(u.count() == 0, std::memory_order_relaxed);
     if (stages[s].checksum) {
       b.block_sums[s].assign(g.blocks * std::size_t(stages[s].vars.count()), 0.0);
@@ -936,12 +939,6 @@ std::unique_ptr<DynamicRuntime::Units> make_units(const StageGraph& g, std::size
       }
     }
     place_reads(u->reads, shape);
-    u->ghost_slot.resize(g.blocks);
-    for (std::size_t b = 0; b < g.blocks; ++b)
-      for (std::size_t f = 0; f < 6; ++f)
-        u->ghost_slot[b][f] = u->reads[b][f].kind == FaceRead::Kind::kGhost
-                                  ? u->ghost_slots++
-                                  : DynamicRuntime::Units::kNoSlot;
   }
   for (std::size_t x = 0; x < U; ++x) {
     for (std::size_t grp = 0; grp < G; ++grp) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "runtime/mesh_runtime.hpp"
+#include "runtime/sweep_schedule.hpp"
 #include "runtime/task_pool.hpp"
 #include "stencil/compact_stencil.hpp"
 
@@ -60,17 +61,13 @@ class DynamicRuntime final : public MeshRuntime {
   // graph; returns the stages' checksums.
   std::vector<std::vector<double>> run_batch(Domain& domain, std::span<const StageWork> stages,
                                              int var_groups, int group_vars, Measured& measured);
-  // The dense ghost layer of block b's face f for variable v (swept compact): one per face
-  // filled across a level change, each holding the loaded variables one after the other.
-  double* ghost_face(std::size_t b, int f, int v);
-
   std::unique_ptr<TaskPool> pool_;  // the worker threads
   std::unique_ptr<Units> units_;
   std::vector<std::vector<double>> scratch_;  // one per worker
-  // Variables of the batch being run, stored compact (as in the static mapper), and the dense
-  // ghost layers of its level changes.
+  // Variables of the batch being run, stored compact (as in the static mapper), and the faces
+  // its sweeps read as ghosts (level changes, and same-level faces that nothing packed).
   stencil::CompactVars compact_;
-  std::vector<double> ghost_faces_;
+  DenseGhostLayers ghost_layers_;
   std::size_t blocks_per_task_ = 1;
   double block_seconds_ = 0;  // measured seconds of one block's stage (fills and sweep)
 };

@@ -63,13 +63,8 @@ void StaticRuntime::fit_threads(const Domain& domain) {
   for (auto& s : scratch_) s.resize(stencil::stencil_scratch_size(domain.shape));
   schedule_ = build_sweep_schedule(graph(domain, false), domain.shape, threads());
   // A compact sweep reads the faces it does not read elsewhere (level changes) from dense
-  // ghost layers of their own, one slot per such face.
-  ghost_slot_.assign(domain.blocks.size(), {});
-  ghost_slots_ = 0;
-  for (std::size_t b = 0; b < schedule_.reads.size(); ++b)
-    for (std::size_t f = 0; f < 6; ++f)
-      ghost_slot_[b][f] =
-          schedule_.reads[b][f].kind == FaceRead::Kind::kGhost ? ghost_slots_++ : kNoSlot;
+  // ghost layers of their own.
+  ghost_layers_.number(schedule_.reads);
   schedule_stale_ = false;
 }
 
@@ -102,14 +97,6 @@ void StaticRuntime::sweep_block(Domain& domain, const StageWork& work, stencil::
         std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-double* StaticRuntime::ghost_face(std::size_t block, int face, stencil::VarRange vars) {
-  const std::size_t slot = ghost_slot_[block][std::size_t(face)];
-  assert(slot != kNoSlot);
-  const std::size_t per_slot = std::size_t(vars.count()) * stencil::kCompactFaceCells;
-  assert(ghost_faces_.size() >= ghost_slots_ * per_slot);
-  return ghost_faces_.data() + slot * per_slot;
-}
-
 stencil::GhostLayers StaticRuntime::pass_layers(const Domain& domain, std::size_t i,
                                                 stencil::VarRange pass, stencil::VarRange group,
                                                 const Halo& h) {
@@ -126,9 +113,10 @@ stencil::GhostLayers StaticRuntime::pass_layers(const Domain& domain, std::size_
   const auto& reads = schedule_.reads[i];
   // Swept compact, a face filled across a level change is in its dense ghost layer.
   stencil::GhostLayers layers =
-      compact_.loaded() ? compact_read_layers(compact_, i, reads, pass.v0, packed,
-                                              [&](const int f) { return ghost_face(i, f, pass); })
-                        : read_layers(domain.blocks, i, reads, pass.v0, packed);
+      compact_.loaded()
+          ? compact_read_layers(compact_, i, reads, pass.v0, packed,
+                                [&](const int f) { return ghost_layers_.layer(i, f); })
+          : read_layers(domain.blocks, i, reads, pass.v0, packed);
   for (std::size_t f = 0; f < 6; ++f)
     if (const FaceSlot& c = schedule_.copies[i][f]; c.size > 0)
       layers.copy[f] = {deferred_.data() + c.slot * nv, std::ptrdiff_t(c.size)};
@@ -177,7 +165,7 @@ void StaticRuntime::run_tasks(Domain& domain, std::span<const GhostTask> tasks,
     for (const GhostTask& t : tasks) {
       switch (t.kind) {
         case GhostTask::Kind::kDirect:
-          kernels_.native().fill_layer(ghost_face(t.dst, t.link.face, vars), layer_next,
+          kernels_.native().fill_layer(ghost_layers_.layer(t.dst, t.link.face), layer_next,
                                        compact_.var(t.src, vars.v0), next, domain.shape, t.link,
                                        vars);
           break;
@@ -186,7 +174,7 @@ void StaticRuntime::run_tasks(Domain& domain, std::span<const GhostTask> tasks,
                                          vars, face(t));
           break;
         case GhostTask::Kind::kUnpack:
-          kernels_.native().unpack_layer(ghost_face(t.dst, t.link.face, vars), layer_next,
+          kernels_.native().unpack_layer(ghost_layers_.layer(t.dst, t.link.face), layer_next,
                                          domain.shape, t.link, vars, face(t));
           break;
       }
@@ -217,8 +205,7 @@ void StaticRuntime::sweep_phase(Domain& domain, const StageWork& work, stencil::
   const std::size_t begin = phase == 0 ? 0 : s.first_remote;
   const std::size_t end = phase == 0 ? s.first_remote : s.order.size();
   deferred_.resize(s.deferred_per_var * std::size_t(vars.count()));
-  if (compact_.loaded())
-    ghost_faces_.resize(ghost_slots_ * std::size_t(vars.count()) * stencil::kCompactFaceCells);
+  if (compact_.loaded()) ghost_layers_.resize(std::size_t(vars.count()));
   on_team(s.threads, [&](const std::size_t t) {
     const std::size_t first =
         s.threads == 1 ? begin : s.bounds[std::size_t(phase) * std::size_t(s.threads) + t];
@@ -363,7 +350,7 @@ void StaticRuntime::unpack(Domain& domain, const StageGraph& graph, int group_in
       if (compact_.loaded()) {  // a level change, into its dense ghost layer
         assert(scheduled && !graph.edges);
         kernels_.native().unpack_layer(
-            ghost_face(f.block, f.link.face, vars), std::ptrdiff_t(stencil::kCompactFaceCells),
+            ghost_layers_.layer(f.block, f.link.face), std::ptrdiff_t(stencil::kCompactFaceCells),
             domain.shape, f.link, vars,
             face_slice(f, group, vars, std::span<const double>(h.recv[m])));
         return;

@@ -78,13 +78,8 @@ class StaticRuntime final : public MeshRuntime {
   // The chunk's variables stored compact while its 7-point stages run, where the kernels can
   // sweep them so (StageKernels::compact, one thread).
   stencil::CompactVars compact_;
-  // Dense ghost layers of the faces a compact sweep reads as ghosts (level changes): slot
-  // ghost_slot_[b][f] (kNoSlot: none) holds face f of block b for the pass's variables.
-  static constexpr std::size_t kNoSlot = ~std::size_t{0};
-  std::vector<std::array<std::size_t, 6>> ghost_slot_;
-  std::size_t ghost_slots_ = 0;
-  std::vector<double> ghost_faces_;
-  double* ghost_face(std::size_t block, int face, stencil::VarRange vars);
+  // The faces a compact sweep reads as ghosts (level changes), for the pass's variables.
+  DenseGhostLayers ghost_layers_;
   // Faces for a later receiver, made at their sender's sweep (SweepSchedule): copied out by it
   // (same level) or packed before it (level changes).
   std::vector<double> deferred_;

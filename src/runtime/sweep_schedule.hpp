@@ -130,6 +130,26 @@ stencil::GhostLayers read_layers(std::span<const stencil::Block> blocks, std::si
   return l;
 }
 
+// The dense ghost layers of a sweep of variables stored compact (stencil/compact_stencil.hpp):
+// one per face that a block's sweep reads from its ghost layer (FaceRead::Kind::kGhost: a level
+// change, or a same-level face from a sender swept earlier that nothing packed), each holding
+// the variables of a sweep one after the other.
+class DenseGhostLayers {
+ public:
+  // Numbers the faces of `reads` (per block) read from the ghost layer.
+  void number(std::span<const std::array<FaceRead, 6>> reads);
+  // Room for `vars` variables of every layer.
+  void resize(std::size_t vars);
+  // Block b's layer of face f, at its variable `var` (counted from the first of the sweep's).
+  double* layer(std::size_t b, int f, std::size_t var = 0);
+
+ private:
+  static constexpr std::size_t kNoSlot = ~std::size_t{0};
+  std::vector<std::array<std::size_t, 6>> slot_;  // per block and face (kNoSlot: read elsewhere)
+  std::size_t slots_ = 0, vars_ = 0;
+  std::vector<double> data_;
+};
+
 // The same for a sweep of variables stored compact (stencil/compact_stencil.hpp): its own and a
 // neighbour's layers are in `compact`, and a face filled across a level change (kGhost) is in
 // the dense ghost layer that `ghost(face)` returns (variable v0, the next one kCompactFaceCells

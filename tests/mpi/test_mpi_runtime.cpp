@@ -1392,16 +1392,22 @@ TYPED_TEST(Conformance, KernelsReportTheBackEndThatRan) {
 // (stencil/compact_stencil.hpp): same-level faces from the compact copies, level changes into
 // dense ghost layers, messages packed from the copies. Bitwise the padded AVX2 kernels' results
 // on one rank, with comm groups of one and three variables and passes of one variable (the
-// interiors: the compact sweep writes no ghost into the padded blocks). Six variables in groups
-// of one make the dynamic mapper run two batches of compact variable groups.
+// interiors: the compact sweep writes no ghost into the padded blocks). The dynamic mapper runs
+// a batch per variable group: seven of one variable, or three, three and one; and its tasks
+// also in a seeded random order.
 template <class Mapper>
 void compact_sweeps_match_the_padded_kernels() {
   const int P = world_size(), me = world_rank();
   const RootGrid grid{{2, 2, 1}};
   const std::vector<Key> keys = random_mesh(grid, 2, 40, 203);
-  constexpr int kVars = 6;
+  constexpr int kVars = 7;
   const BlockShape shape{8, 8, 8, kVars};
-  for (const auto& [sweep_vars, chunk_vars] : {std::pair{4, 0}, std::pair{1, 3}}) {
+  struct Case {
+    int sweep_vars, chunk_vars;
+    std::uint64_t order_seed;
+  };
+  for (const auto& [sweep_vars, chunk_vars, order_seed] :
+       {Case{4, 0, 0}, Case{1, 3, 0}, Case{4, 0, 37}}) {
     const auto targets = cut_whole(keys, space_of(sfc::Curve::kMorton, grid),
                                    random_weights(keys.size(), 6, 204), P);
     Domain d = make_domain(grid, shape, share(keys, targets, me));
@@ -1409,7 +1415,8 @@ void compact_sweeps_match_the_padded_kernels() {
     const ThreadScope one(1);
     runtime::RuntimeOptions o = options(sfc::Curve::kMorton);
     o.sweep_vars = sweep_vars;
-    o.chunk_vars = chunk_vars;  // 3: two chunks (static) or groups of at most three (dynamic)
+    o.chunk_vars = chunk_vars;  // 3: three chunks (static) or groups of at most three (dynamic)
+    o.order_seed = order_seed;  // dynamic
     o.isa = stencil::Isa::kAvx512;
     Mapper rt(MPI_COMM_WORLD, o);
     o.isa = stencil::Isa::kAvx2;
@@ -1417,7 +1424,8 @@ void compact_sweeps_match_the_padded_kernels() {
     rt.mesh_changed(d);
     ref.mesh_changed(whole);
     const std::string how = rt.name() + " sweep_vars " + std::to_string(sweep_vars) +
-                            " chunk_vars " + std::to_string(chunk_vars);
+                            " chunk_vars " + std::to_string(chunk_vars) + " order_seed " +
+                            std::to_string(order_seed);
     batch_and_compare(rt, d, ref, whole, stage_batch(7, kVars, 1, 5, nullptr), how + " groups of 1",
                       true);
     batch_and_compare(rt, d, ref, whole, stage_batch(7, kVars, 3, 4, nullptr), how + " groups of 3",

@@ -2,7 +2,9 @@
 """Options of the dynamic runtime and its balancer change what runs (none is silently ignored):
 
 - --threads 2: task events come from two workers;
-- --task_order_seed: two seeds run the tasks in two different orders;
+- --task_order_seed: two seeds run the tasks in two different orders (with the padded kernels:
+  compact sweeps run their variable groups one after the other, each in the order that its
+  deferred faces fix);
 - --lb_threshold above any imbalance: no decision moves blocks; --lb none: none either;
 - --lb_freq 4: decisions only at timesteps divisible by 4;
 - --lb_link_model: the balancer prices migrations with the file's latency and bandwidth (a link

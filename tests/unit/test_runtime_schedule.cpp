@@ -231,3 +231,35 @@ TEST(SweepSchedule, EveryReceivedFaceReadOrUnpackedOnce) {
     EXPECT_EQ(reached, links);
   }
 }
+
+// A compact sweep's dense ghost layers: one per face read from the ghost layer, none for the
+// rest, each holding the sweep's variables one after the other, apart from every other layer.
+TEST(SweepSchedule, DenseGhostLayersOnePerFaceReadAsAGhost) {
+  using Read = FaceRead::Kind;
+  std::vector<std::array<FaceRead, 6>> reads(3);
+  for (auto& block : reads)
+    for (FaceRead& r : block) r.kind = Read::kNeighbour;
+  reads[0][1].kind = Read::kGhost;
+  reads[2][0].kind = Read::kGhost;
+  reads[2][5].kind = Read::kGhost;
+  reads[1][3].kind = Read::kMirror;
+  DenseGhostLayers layers;
+  layers.number(reads);
+  constexpr std::size_t kVars = 3;
+  layers.resize(kVars);
+  const auto cells = std::ptrdiff_t(miniamr::stencil::kCompactFaceCells);
+  std::set<const double*> starts;
+  for (const auto& [b, f] : {std::pair{0, 1}, std::pair{2, 0}, std::pair{2, 5}}) {
+    double* const first = layers.layer(std::size_t(b), f);
+    for (std::size_t v = 0; v < kVars; ++v) {
+      EXPECT_EQ(layers.layer(std::size_t(b), f, v) - first, std::ptrdiff_t(v) * cells);
+      starts.insert(layers.layer(std::size_t(b), f, v));
+    }
+  }
+  ASSERT_EQ(starts.size(), 3 * kVars);
+  // Every layer of every variable is within the storage and none overlaps another.
+  const double* const lowest = *starts.begin();
+  EXPECT_EQ(*starts.rbegin() - lowest, std::ptrdiff_t(3 * kVars - 1) * cells);
+  for (auto it = std::next(starts.begin()); it != starts.end(); ++it)
+    EXPECT_EQ(*it - *std::prev(it), cells);
+}
