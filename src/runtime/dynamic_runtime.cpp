@@ -296,9 +296,10 @@ struct DynamicRuntime::Batch {
   void fill_block(std::size_t b, int group, std::size_t lane);
   // Swept compact: fill f, the i-th of block b, into its dense ghost layer.
   void fill_layer(std::size_t b, const GhostFill& f, std::size_t i, std::size_t lane);
-  // Swept compact: block b's dense ghost layer of face f, at variable v.v0.
-  double* ghost_layer(std::size_t b, int f, stencil::VarRange v) {
-    return rt.ghost_layers_.layer(b, f, std::size_t(v.v0 - rt.compact_.vars().v0));
+  // Swept compact: where variables `v` start in the dense ghost layers (which hold the loaded
+  // ones).
+  std::size_t ghost_var(stencil::VarRange v) const {
+    return std::size_t(v.v0 - rt.compact_.vars().v0);
   }
   // The unit (its fills of `group` and its sweep) is done with their messages and deferred
   // faces.
@@ -393,7 +394,7 @@ void DynamicRuntime::Batch::fill_layer(std::size_t b, const GhostFill& f, std::s
   // The padded forms' operations into a dense ghost layer, from compact senders.
   const stencil::VarRange v = vars(lane);
   const stencil::KernelSet& k = rt.kernels_.native();
-  double* layer = ghost_layer(b, f.link.face, v);
+  double* layer = rt.ghost_layers_.layer(b, f.link.face, ghost_var(v));
   const auto layer_next = std::ptrdiff_t(stencil::kCompactFaceCells);
   switch (f.kind) {
     case GhostFill::Kind::kLocal:
@@ -482,9 +483,8 @@ void DynamicRuntime::Batch::sweep(std::size_t unit, std::size_t lane) {
       return PackedLayer{recv(lane, r.from).data.data() + r.at * lane_vars, size};
     };
     if (compact) {
-      stencil::GhostLayers layers =
-          compact_read_layers(rt.compact_, b, units.reads[b], v.v0, packed,
-                              [&](const int f) { return ghost_layer(b, f, v); });
+      stencil::GhostLayers layers = compact_read_layers(rt.compact_, rt.ghost_layers_, ghost_var(v),
+                                                        b, units.reads[b], v.v0, packed);
       rt.kernels_.sweep_compact(rt.compact_.var(b, v.v0), work, v, scratch, sums, layers);
       continue;
     }
@@ -740,19 +740,17 @@ std::vector<std::vector<double>> DynamicRuntime::run_stages(Domain& domain,
     for (int v0 = all.v0; v0 < all.v1; v0 += group) {
       const stencil::VarRange part{v0, std::min(all.v1, v0 + group)};
       for (StageWork& w : part_stages) w.vars = part;
+      const stencil::StoredOnExit stored{compact_, domain.blocks};  // by an error too
       auto t0 = Clock::now();
-      {
-        const stencil::StoredOnExit stored{compact_, domain.blocks};
-        compact_.load(domain.blocks, part);
-        ghost_layers_.resize(std::size_t(part.count()));
-        copies += seconds_since(t0);
-        const auto sums = run_batch(domain, part_stages, 1, group, measured);
-        for (std::size_t s = 0; s < stages.size(); ++s)
-          if (stages[s].checksum)
-            std::ranges::copy(sums[s], totals[s].begin() + (part.v0 - all.v0));
-        t0 = Clock::now();
-      }
+      compact_.load(domain.blocks, part);
+      ghost_layers_.resize(std::size_t(part.count()));
       copies += seconds_since(t0);
+      const auto sums = run_batch(domain, part_stages, 1, group, measured);
+      t0 = Clock::now();
+      compact_.store(domain.blocks);
+      copies += seconds_since(t0);
+      for (std::size_t s = 0; s < stages.size(); ++s)
+        if (stages[s].checksum) std::ranges::copy(sums[s], totals[s].begin() + (part.v0 - all.v0));
     }
   }
 

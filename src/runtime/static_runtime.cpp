@@ -113,10 +113,8 @@ stencil::GhostLayers StaticRuntime::pass_layers(const Domain& domain, std::size_
   const auto& reads = schedule_.reads[i];
   // Swept compact, a face filled across a level change is in its dense ghost layer.
   stencil::GhostLayers layers =
-      compact_.loaded()
-          ? compact_read_layers(compact_, i, reads, pass.v0, packed,
-                                [&](const int f) { return ghost_layers_.layer(i, f); })
-          : read_layers(domain.blocks, i, reads, pass.v0, packed);
+      compact_.loaded() ? compact_read_layers(compact_, ghost_layers_, 0, i, reads, pass.v0, packed)
+                        : read_layers(domain.blocks, i, reads, pass.v0, packed);
   for (std::size_t f = 0; f < 6; ++f)
     if (const FaceSlot& c = schedule_.copies[i][f]; c.size > 0)
       layers.copy[f] = {deferred_.data() + c.slot * nv, std::ptrdiff_t(c.size)};

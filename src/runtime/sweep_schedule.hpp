@@ -151,13 +151,13 @@ class DenseGhostLayers {
 };
 
 // The same for a sweep of variables stored compact (stencil/compact_stencil.hpp): its own and a
-// neighbour's layers are in `compact`, and a face filled across a level change (kGhost) is in
-// the dense ghost layer that `ghost(face)` returns (variable v0, the next one kCompactFaceCells
-// doubles on).
-template <class Packed, class Ghost>
-stencil::GhostLayers compact_read_layers(const stencil::CompactVars& compact, std::size_t i,
-                                         const std::array<FaceRead, 6>& reads, int v0,
-                                         Packed&& packed, Ghost&& ghost) {
+// neighbour's layers are in `compact`, and a face read from the ghost layer (kGhost) is in
+// `ghosts`, whose variable `ghost_var` is v0.
+template <class Packed>
+stencil::GhostLayers compact_read_layers(const stencil::CompactVars& compact,
+                                         DenseGhostLayers& ghosts, std::size_t ghost_var,
+                                         std::size_t i, const std::array<FaceRead, 6>& reads,
+                                         int v0, Packed&& packed) {
   using Read = FaceRead::Kind;
   const auto var_next = std::ptrdiff_t(stencil::kCompactCells);
   stencil::GhostLayers l;
@@ -165,7 +165,8 @@ stencil::GhostLayers compact_read_layers(const stencil::CompactVars& compact, st
     const FaceRead& r = reads[f];
     if (r.kind == Read::kGhost) {
       const stencil::LayerPlace at = stencil::kDenseLayerPlace;
-      l.face[f] = {ghost(int(f)), at.sb, at.sc, std::ptrdiff_t(stencil::kCompactFaceCells)};
+      l.face[f] = {ghosts.layer(i, int(f), ghost_var), at.sb, at.sc,
+                   std::ptrdiff_t(stencil::kCompactFaceCells)};
     } else if (r.kind == Read::kMirror || r.kind == Read::kNeighbour) {
       const bool own = r.kind == Read::kMirror;
       const stencil::LayerPlace at = stencil::compact_layer_place(int(f), own);

@@ -60,8 +60,7 @@ class Block {
   // The same with none of its pages mapped yet (map_pages), or nothing when there is no
   // address space for it: for storage made ahead of need, where running short is no error.
   static std::optional<Block> reserved(const BlockShape& shape) {
-    Storage p(static_cast<double*>(
-        ::operator new[](shape.doubles() * sizeof(double), std::align_val_t{64}, std::nothrow)));
+    Storage p = unmapped(shape.doubles());
     if (p == nullptr) return std::nullopt;
     return Block(shape, std::move(p));
   }
@@ -89,8 +88,14 @@ class Block {
   Block(const BlockShape& shape, Uninitialized) : shape_(shape), data_(allocate(shape.doubles())) {}
   Block(const BlockShape& shape, Storage data) : shape_(shape), data_(std::move(data)) {}
 
+  // Storage for n doubles with none of its pages mapped yet; null when there is none.
+  static Storage unmapped(std::size_t n) {
+    return Storage(static_cast<double*>(
+        ::operator new[](n * sizeof(double), std::align_val_t{64}, std::nothrow)));
+  }
   static Storage allocate(std::size_t n) {
-    Storage p(static_cast<double*>(::operator new[](n * sizeof(double), std::align_val_t{64})));
+    Storage p = unmapped(n);
+    if (p == nullptr) throw std::bad_alloc();
     (void)map_pages(p.get(), n * sizeof(double));  // all of it is written right away
     return p;
   }
