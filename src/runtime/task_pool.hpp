@@ -1,19 +1,15 @@
-// Where the dynamic runtime's ready tasks run: oneTBB's work-stealing task_group inside an
-// arena of --threads workers, or, in the simulation build, the calling thread alone. SMPI runs
-// every simulated rank as a context of one OS thread and switches between them inside MPI
-// calls; oneTBB's per-thread scheduler state would then be shared by ranks that interleave, so
-// there a serial pool takes its place, popping the newest task first as a TBB worker does.
+// The dynamic mapper's worker threads: a oneTBB arena of --threads workers or, in the simulation
+// build, the calling thread alone. SMPI runs every simulated rank as a context of one OS thread
+// and switches between them inside MPI calls; oneTBB's per-thread scheduler state would then be
+// shared by ranks that interleave, so there a serial pool takes its place.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 
-#ifdef MINIAMR_SIMGRID
-#include <functional>
-#include <utility>
-#include <vector>
-#else
+#ifndef MINIAMR_SIMGRID
 #include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 #endif
@@ -22,41 +18,26 @@ namespace miniamr::runtime {
 
 #ifdef MINIAMR_SIMGRID
 
-class TaskGroup {
- public:
-  template <class F>
-  void run(F&& task) {
-    tasks_.emplace_back(std::forward<F>(task));
-  }
-  void wait() {
-    while (!tasks_.empty()) {
-      auto task = std::move(tasks_.back());
-      tasks_.pop_back();
-      task();
-    }
-  }
-
- private:
-  std::vector<std::function<void()>> tasks_;
-};
-
 class TaskPool {
  public:
   explicit TaskPool(int threads) : threads_(threads) {}
   int threads() const { return threads_; }
+  // Runs worker(w) for every worker w (here one after the other: a worker loop returns once
+  // there is nothing left, so the first does everything).
   template <class F>
-  void execute(F&& body) {
-    body();
+  void run_workers(F&& worker) {
+    for (int w = 0; w < threads_; ++w) worker(w);
   }
-  static int worker() { return 0; }
+  template <class F>
+  void parallel_for(std::size_t n, F&& body) {
+    for (std::size_t i = 0; i < n; ++i) body(i);
+  }
 
  private:
   int threads_;
 };
 
 #else
-
-using TaskGroup = tbb::task_group;
 
 class TaskPool {
  public:
@@ -67,12 +48,29 @@ class TaskPool {
         limit_(tbb::global_control::max_allowed_parallelism, std::size_t(threads)),
         arena_(threads) {}
   int threads() const { return threads_; }
+  // Runs worker(w) for every worker w at once, each on a thread of the arena (the calling
+  // thread runs worker 0). A worker that finds no thread free runs after another has returned,
+  // so a worker loop must end once there is nothing left to do.
   template <class F>
-  void execute(F&& body) {
-    arena_.execute(std::forward<F>(body));
+  void run_workers(F&& worker) {
+    arena_.execute([&] {
+      tbb::task_group tg;
+      for (int w = 1; w < threads_; ++w) tg.run([&worker, w] { worker(w); });
+      worker(0);
+      tg.wait();
+    });
   }
-  // This thread's index among the pool's workers.
-  static int worker() { return std::max(0, tbb::this_task_arena::current_thread_index()); }
+  // body(i) for every i in [0, n), in contiguous ranges over the workers.
+  template <class F>
+  void parallel_for(std::size_t n, F&& body) {
+    arena_.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(
+                            0, n, std::max<std::size_t>(1, n / std::size_t(threads_))),
+                        [&](const tbb::blocked_range<std::size_t>& r) {
+                          for (std::size_t i = r.begin(); i < r.end(); ++i) body(i);
+                        });
+    });
+  }
 
  private:
   int threads_;

@@ -136,30 +136,40 @@ double compact_stencil7([[maybe_unused]] double* u, [[maybe_unused]] const Ghost
 #endif
 }
 
-void CompactVars::load(std::span<const Block> blocks, VarRange vars) {
+void CompactVars::reserve(std::size_t blocks, VarRange vars) {
   assert(!loaded_);
   vars_ = vars;
-  const std::size_t need = blocks.size() * std::size_t(vars.count()) * kCompactCells;
+  const std::size_t need = blocks * std::size_t(vars.count()) * kCompactCells;
   if (need > capacity_) {
     storage_.reset(
         static_cast<double*>(::operator new[](need * sizeof(double), std::align_val_t{64})));
     capacity_ = need;
   }
   base_ = storage_.get();
-  const bool wide = compact_stencil7_supported();
-  for (std::size_t b = 0; b < blocks.size(); ++b)
-    for (int v = vars.v0; v < vars.v1; ++v)
-      copy_interior_fastest<true>(blocks[b].shape(), blocks[b].var(v).data(), var(b, v), wide);
   loaded_ = true;
+}
+
+void CompactVars::load_block(const Block& block, std::size_t b) {
+  const bool wide = compact_stencil7_supported();
+  for (int v = vars_.v0; v < vars_.v1; ++v)
+    copy_interior_fastest<true>(block.shape(), block.var(v).data(), var(b, v), wide);
+}
+
+void CompactVars::store_block(Block& block, std::size_t b) const {
+  const bool wide = compact_stencil7_supported();
+  for (int v = vars_.v0; v < vars_.v1; ++v)
+    copy_interior_fastest<false>(block.shape(), var(b, v), block.var(v).data(), wide);
+}
+
+void CompactVars::load(std::span<const Block> blocks, VarRange vars) {
+  reserve(blocks.size(), vars);
+  for (std::size_t b = 0; b < blocks.size(); ++b) load_block(blocks[b], b);
 }
 
 void CompactVars::store(std::span<Block> blocks) {
   assert(loaded_);
-  const bool wide = compact_stencil7_supported();
-  for (std::size_t b = 0; b < blocks.size(); ++b)
-    for (int v = vars_.v0; v < vars_.v1; ++v)
-      copy_interior_fastest<false>(blocks[b].shape(), var(b, v), blocks[b].var(v).data(), wide);
-  loaded_ = false;
+  for (std::size_t b = 0; b < blocks.size(); ++b) store_block(blocks[b], b);
+  forget();
 }
 
 }  // namespace miniamr::stencil

@@ -57,6 +57,12 @@ class CompactVars {
   void load(std::span<const Block> blocks, VarRange vars);
   // Copies them back into `blocks` (the same blocks) and forgets them.
   void store(std::span<Block> blocks);
+  // The same a block at a time, for copies shared out among threads: room for `blocks` blocks
+  // of `vars`, then load_block for each block, and later store_block for each and forget().
+  void reserve(std::size_t blocks, VarRange vars);
+  void load_block(const Block& block, std::size_t b);
+  void store_block(Block& block, std::size_t b) const;
+  void forget() { loaded_ = false; }
   bool loaded() const { return loaded_; }
   VarRange vars() const { return vars_; }
 

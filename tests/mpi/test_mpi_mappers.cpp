@@ -1,5 +1,7 @@
 // The mappers on 1..4 ranks: the halo exchange, threads and the conformance of every mapper against
 // a one-rank reference. (shared set-up and conventions: runtime_fixtures.hpp)
+#include "runtime/mapper.hpp"
+#include "runtime/schedule.hpp"
 #include "runtime_fixtures.hpp"
 
 namespace {
@@ -179,7 +181,7 @@ using StaticTwoThreads = Mapper<runtime::StaticRuntime, 2>;
 using DynamicMapper = Mapper<runtime::DynamicRuntime, 1>;
 using DynamicTwoThreads = Mapper<runtime::DynamicRuntime, 2>;
 using DynamicRandomOrder = Mapper<runtime::DynamicRuntime, 2, 23>;
-using DynamicOneWorkerRandomOrder = Mapper<runtime::DynamicRuntime, 1, 29>;  // deferred faces
+using DynamicOneWorkerRandomOrder = Mapper<runtime::DynamicRuntime, 1, 29>;
 
 template <class Mapper>
 class Conformance : public ::testing::Test {
@@ -260,10 +262,9 @@ TYPED_TEST(Conformance, BatchesOfStagesOnAnAdaptiveMeshMatchOneRank) {
     rt->rebalance(d, random_weights(d.leaves.size(), 5, 179 + std::uint64_t(me)));
     batch_and_compare(*rt, d, ref, whole, stage_batch(7, 4, 2, 3, &coeffs), how + " moved");
     // Every block has a cost record of its measured time.
+    // Every block has a cost record of its measured time (both mappers keep them).
     const bool costed = std::ranges::all_of(d.cost, [](double c) { return c > 0; });
-    if (std::string(rt->name()) == "dynamic") {
-      EXPECT_TRUE(all_ranks(costed, "a block without a measured cost")) << how;
-    }
+    EXPECT_TRUE(all_ranks(costed, "a block without a measured cost")) << how;
   }
 }
 
@@ -309,15 +310,14 @@ TYPED_TEST(Conformance, KernelsReportTheBackEndThatRan) {
   EXPECT_EQ(rt->kernels().backend_name(), "native");
 }
 
-// Both mappers sweep 8^3 blocks stored compact where the AVX-512 kernels run on one thread
-// (stencil/compact_stencil.hpp): same-level faces from the compact copies, level changes into
-// dense ghost layers, messages packed from the copies. Bitwise the padded AVX2 kernels' results
-// on one rank, with comm groups of one and three variables and passes of one variable (the
-// interiors: the compact sweep writes no ghost into the padded blocks). The dynamic mapper runs
-// a batch per variable group: seven of one variable, or three, three and one; and its tasks
-// also in a seeded random order.
+// Both mappers sweep 8^3 blocks stored compact where the AVX-512 kernels run, on any number of
+// threads (stencil/compact_stencil.hpp): same-level faces from the compact copies, level
+// changes into dense ghost layers, messages packed from the copies. Bitwise the padded AVX2
+// kernels' results on one rank, with comm groups of one and three variables, passes of one
+// variable and chunks of three (the interiors: the compact sweep writes no ghost into the
+// padded blocks); the dynamic mapper's steps also in a seeded random order.
 template <class Mapper>
-void compact_sweeps_match_the_padded_kernels() {
+void compact_sweeps_match_the_padded_kernels(int threads) {
   const int P = world_size(), me = world_rank();
   const RootGrid grid{{2, 2, 1}};
   const std::vector<Key> keys = random_mesh(grid, 2, 40, 203);
@@ -333,7 +333,7 @@ void compact_sweeps_match_the_padded_kernels() {
                                    random_weights(keys.size(), 6, 204), P);
     Domain d = make_domain(grid, shape, share(keys, targets, me));
     Domain whole = make_domain(grid, shape, keys);
-    const ThreadScope one(1);
+    const ThreadScope team(threads);
     runtime::RuntimeOptions o = options(sfc::Curve::kMorton);
     o.sweep_vars = sweep_vars;
     o.chunk_vars = chunk_vars;  // 3: three chunks (static) or groups of at most three (dynamic)
@@ -343,9 +343,13 @@ void compact_sweeps_match_the_padded_kernels() {
     o.isa = stencil::Isa::kAvx2;
     runtime::StaticRuntime ref(MPI_COMM_SELF, o);
     rt.mesh_changed(d);
-    ref.mesh_changed(whole);
-    const std::string how = rt.name() + " sweep_vars " + std::to_string(sweep_vars) +
-                            " chunk_vars " + std::to_string(chunk_vars) + " order_seed " +
+    {
+      const ThreadScope one(1);
+      ref.mesh_changed(whole);
+    }
+    const std::string how = rt.name() + " threads " + std::to_string(threads) + " sweep_vars " +
+                            std::to_string(sweep_vars) + " chunk_vars " +
+                            std::to_string(chunk_vars) + " order_seed " +
                             std::to_string(order_seed);
     batch_and_compare(rt, d, ref, whole, stage_batch(7, kVars, 1, 5, nullptr), how + " groups of 1",
                       true);
@@ -367,17 +371,21 @@ void compact_sweeps_match_the_padded_kernels() {
 
 TEST(Compact, StaticSweepsOfCompactInteriorsMatchThePaddedKernels) {
   if (!stencil::compact_stencil7_supported()) GTEST_SKIP() << "no AVX-512 on this machine";
-  compact_sweeps_match_the_padded_kernels<runtime::StaticRuntime>();
+  compact_sweeps_match_the_padded_kernels<runtime::StaticRuntime>(1);
+  compact_sweeps_match_the_padded_kernels<runtime::StaticRuntime>(2);
 }
 
 TEST(Compact, DynamicSweepsOfCompactInteriorsMatchThePaddedKernels) {
   if (!stencil::compact_stencil7_supported()) GTEST_SKIP() << "no AVX-512 on this machine";
-  compact_sweeps_match_the_padded_kernels<runtime::DynamicRuntime>();
+  compact_sweeps_match_the_padded_kernels<runtime::DynamicRuntime>(1);
+  compact_sweeps_match_the_padded_kernels<runtime::DynamicRuntime>(2);
 }
 
-// Blocks far too small to pay for a task each are run several to a task, chosen from the
-// measured time per block, with the same bits.
-TEST(DynamicTasks, SmallBlocksAreGroupedFromMeasuredTimes) {
+// The dynamic mapper cuts each part of its order into one unit with one worker and into
+// DynamicRuntime::kUnitsPerWorker units per worker with more: faces between units go through the
+// kit's local face buffers, faces within a unit are read in place or deferred, and the bits stay
+// those of one rank, on one worker and on two.
+TEST(DynamicUnits, OnePerPartOrSeveralPerWorkerWithTheSameBits) {
   const int me = world_rank();
   const RootGrid grid{{4, 4, 4}};
   const std::vector<Key> keys = refine_all(octree::root_leaves(grid), grid);  // 512 leaves
@@ -387,66 +395,72 @@ TEST(DynamicTasks, SmallBlocksAreGroupedFromMeasuredTimes) {
   Domain whole = make_domain(grid, shape, keys);
   runtime::DynamicRuntime rt(MPI_COMM_WORLD, options(sfc::Curve::kMorton));
   runtime::StaticRuntime ref(MPI_COMM_SELF, options(sfc::Curve::kMorton));
-  const ThreadScope one(1);
   rt.mesh_changed(d);
-  ref.mesh_changed(whole);
-  const auto batch = stage_batch(7, 1, 0, 4, nullptr);
-  batch_and_compare(rt, d, ref, whole, batch, "first batch");
-  EXPECT_EQ(rt.blocks_per_task(), 1u);  // nothing measured yet
-  batch_and_compare(rt, d, ref, whole, batch, "second batch");
-  // A 2^3 block's stage takes well under a microsecond: far below the task target.
-  EXPECT_TRUE(all_ranks(rt.blocks_per_task() > 1,
-                        "blocks per task " + std::to_string(rt.blocks_per_task())));
-  // One worker: faces between tasks are deferred (packed at the sender's sweep), with the
-  // same bits; several workers: none are.
-  EXPECT_TRUE(all_ranks(d.blocks.empty() || rt.deferred_faces() > 0,
-                        "deferred faces " + std::to_string(rt.deferred_faces())));
-  // The sweeps read same-level faces where the values are, not from filled ghosts.
-  EXPECT_TRUE(all_ranks(d.blocks.empty() || rt.faces_read_in_place() > 0,
-                        "faces read in place " + std::to_string(rt.faces_read_in_place())));
   {
-    const ThreadScope two(2);
-    batch_and_compare(rt, d, ref, whole, batch, "two workers");
+    const ThreadScope one(1);
+    ref.mesh_changed(whole);
   }
-  EXPECT_EQ(rt.deferred_faces(), 0u);
-  // Still in place: a face from a block later in the reader's task, or from another rank.
-  EXPECT_TRUE(all_ranks(d.blocks.empty() || rt.faces_read_in_place() > 0,
-                        "faces read in place " + std::to_string(rt.faces_read_in_place())));
+  const auto batch = stage_batch(7, 1, 0, 4, nullptr);
+  for (const int threads : {1, 2}) {
+    const ThreadScope team(threads);
+    const std::string how = std::to_string(threads) + " worker(s)";
+    batch_and_compare(rt, d, ref, whole, batch, how);
+    const runtime::Schedule& s = *rt.schedule(false);
+    const std::size_t per_part = threads == 1 ? 1 : runtime::DynamicRuntime::kUnitsPerWorker * 2;
+    EXPECT_EQ(s.units(), 2 * per_part) << how;
+    const runtime::ScheduleCounts c = runtime::count_faces(s);
+    // Within a unit, same-level faces are read where the values are; between units (several
+    // per part with two workers) they are packed.
+    EXPECT_TRUE(all_ranks(d.blocks.size() < 8 || c.read_in_place > 0,
+                          how + ": faces read in place " + std::to_string(c.read_in_place)));
+    EXPECT_TRUE(all_ranks(d.blocks.size() < 8 || threads == 1 || c.packed_between_units > 0,
+                          how + ": faces between units " + std::to_string(c.packed_between_units)));
+  }
 }
 
-// Several workers defer faces between tasks only when enough independent variable groups keep
-// them busy (a deferred face orders the tasks of a stage); the bits stay those of one rank,
-// in the scheduler's order and in a seeded random one.
-TEST(DynamicTasks, ManyVariableGroupsDeferFacesOnSeveralWorkers) {
+// Both mappers' schedules put the blocks that exchange faces with other ranks where the mapper
+// wants them: the static one after the rest (swept while the messages fly), the dynamic one
+// first (its messages leave early); with threads, the static one cuts each part into one unit
+// per thread.
+TEST(Mappers, OrderAndUnitsOfTheSchedule) {
   const int me = world_rank();
   const RootGrid grid{{2, 2, 2}};
-  const std::vector<Key> keys = refine_all(octree::root_leaves(grid), grid);  // 64 leaves
-  const BlockShape shape{4, 4, 4, 8};
-  const auto targets = even_cut(keys, grid);
-  for (const std::uint64_t seed : {0u, 31u}) {
-    Domain d = make_domain(grid, shape, share(keys, targets, me));
-    Domain whole = make_domain(grid, shape, keys);
-    runtime::RuntimeOptions o = options(sfc::Curve::kMorton);
-    o.order_seed = seed;
-    runtime::DynamicRuntime rt(MPI_COMM_WORLD, o);
-    runtime::StaticRuntime ref(MPI_COMM_SELF, options(sfc::Curve::kMorton));
-    const ThreadScope two(2);
-    rt.mesh_changed(d);
-    {
-      const ThreadScope one(1);
-      ref.mesh_changed(whole);
+  const std::vector<Key> keys = refine_all(octree::root_leaves(grid), grid);
+  const BlockShape shape{4, 4, 4, 2};
+  Domain d = make_domain(grid, shape, share(keys, even_cut(keys, grid), me));
+  const auto batch = stage_batch(7, 2, 0, 2, nullptr);
+  for (const int threads : {1, 2}) {
+    const ThreadScope team(threads);
+    runtime::StaticRuntime st(MPI_COMM_WORLD, options(sfc::Curve::kMorton));
+    runtime::DynamicRuntime dy(MPI_COMM_WORLD, options(sfc::Curve::kMorton));
+    for (runtime::Mapper* m :
+         {static_cast<runtime::Mapper*>(&st), static_cast<runtime::Mapper*>(&dy)}) {
+      m->mesh_changed(d);
+      m->run_stages(d, batch);
+      const runtime::Schedule& s = *m->schedule(false);
+      const bool interior_first = m->name() == "static";
+      EXPECT_EQ(m->last_policy(false)->order,
+                interior_first ? runtime::SchedulePolicy::Order::kInteriorFirst
+                               : runtime::SchedulePolicy::Order::kProducersFirst);
+      bool ok = true;
+      for (std::size_t p = 0; p < s.order.size(); ++p) {
+        const bool second = p >= s.unit_begin[s.second_part];
+        // needs_remote is not kept in the schedule: a block in the second part of a static
+        // order reads some face from a message.
+        bool reads_message = false;
+        for (const runtime::FaceRead& r : s.reads[s.order[p]])
+          reads_message |= r.kind == runtime::FaceRead::Kind::kPacked &&
+                           r.at.in == runtime::PackedAt::In::kMessage;
+        for (const runtime::GhostTask& t : s.tasks[p])
+          reads_message |= t.kind == runtime::GhostTask::Kind::kUnpack &&
+                           t.at.in == runtime::PackedAt::In::kMessage;
+        if (reads_message && second != interior_first) ok = false;
+      }
+      EXPECT_TRUE(all_ranks(ok, m->name() + ": a block that reads a message in the wrong part"));
+      if (interior_first) {
+        EXPECT_EQ(s.units(), std::size_t(2 * threads));
+      }
     }
-    const std::string how = "seed " + std::to_string(seed);
-    // Four variable groups for two workers: not enough, no face is deferred.
-    batch_and_compare(rt, d, ref, whole, stage_batch(7, 4, 1, 3, nullptr), how + ", 4 groups");
-    EXPECT_EQ(rt.deferred_faces(), 0u) << how;
-    // Eight: faces between tasks are deferred, and same-level faces read in place.
-    batch_and_compare(rt, d, ref, whole, stage_batch(7, 8, 1, 3, nullptr), how + ", 8 groups");
-    EXPECT_TRUE(all_ranks(d.blocks.size() < 2 || rt.deferred_faces() > 0,
-                          how + ": deferred faces " + std::to_string(rt.deferred_faces())));
-    EXPECT_TRUE(
-        all_ranks(d.blocks.size() < 2 || rt.faces_read_in_place() > 0,
-                  how + ": faces read in place " + std::to_string(rt.faces_read_in_place())));
   }
 }
 

@@ -1,8 +1,8 @@
-// The sweep schedule must bring every on-rank ghost face to its receiver exactly once, before
-// either of its two blocks is swept, and only from one thread's own blocks (or up front): a
-// face deferred through the packed buffer is packed at its sender's sweep and unpacked at its
-// receiver's; a face read in place of the ghosts is a boundary face (the receiver's own layer)
-// or a same-level face whose sender the same thread sweeps later.
+// The schedule must bring every ghost face to its receiver exactly once: within a unit, before
+// the sender's sweep changes its values (read in place from a later sender, filled from it, or
+// copied or packed at an earlier sender's sweep); between units and ranks, packed by the sender
+// after the step that makes the values and read or unpacked from that packed face by the
+// receiver. Units exchanging faces are linked both ways, and no two packed faces share doubles.
 #include <algorithm>
 #include <map>
 #include <random>
@@ -10,7 +10,9 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/sweep_schedule.hpp"
+#include "runtime/schedule.hpp"
+#include "runtime/unit_storage.hpp"
+#include "stencil/compact_stencil.hpp"
 
 using namespace miniamr::runtime;
 
@@ -39,92 +41,153 @@ GhostPlan random_plan(std::size_t blocks, std::mt19937& rng) {
   return plan;
 }
 
+using miniamr::stencil::GhostRelation;
+using Face = std::tuple<std::size_t, std::size_t, int, bool>;  // dst, src, face, boundary
+
+std::size_t face_size(const miniamr::stencil::BlockShape& shape,
+                      const miniamr::stencil::FaceLink& link) {
+  return miniamr::stencil::packed_size(shape, link.relation, link.face / 2, 1, false);
+}
+
+// Every doubles range [begin, end) in a buffer of `size` doubles is apart from the others.
+void expect_apart(std::vector<std::pair<std::size_t, std::size_t>> ranges, std::size_t size,
+                  const std::string& what) {
+  std::sort(ranges.begin(), ranges.end());
+  for (std::size_t k = 0; k < ranges.size(); ++k)
+    EXPECT_LE(ranges[k].second, k + 1 < ranges.size() ? ranges[k + 1].first : size)
+        << what << " faces overlap or overflow the buffer";
+}
+
+std::vector<SchedulePolicy> policies() {
+  using Order = SchedulePolicy::Order;
+  return {{Order::kInteriorFirst, 1},
+          {Order::kInteriorFirst, 3},
+          {Order::kProducersFirst, 1},
+          {Order::kProducersFirst, 4}};
+}
+
 }  // namespace
 
-TEST(SweepSchedule, EveryFaceOnceAndBeforeBothSweeps) {
+TEST(Schedule, UnitsCutEachPartOfTheOrder) {
+  std::mt19937 rng(2);
+  const miniamr::stencil::BlockShape shape{2, 2, 2, 1};
+  for (const SchedulePolicy& policy : policies())
+    for (const std::size_t blocks : {1u, 5u, 40u}) {
+      const GhostPlan plan = random_plan(blocks, rng);
+      const Schedule s =
+          build_schedule(build_stage_graph(plan, shape, blocks, false), shape, policy);
+      ASSERT_EQ(s.order.size(), blocks);
+      std::vector<std::size_t> sorted = s.order;
+      std::sort(sorted.begin(), sorted.end());
+      for (std::size_t b = 0; b < blocks; ++b) ASSERT_EQ(sorted[b], b);
+      // The first part: the interior blocks, or those that need messages.
+      const bool interior_first = policy.order == SchedulePolicy::Order::kInteriorFirst;
+      const std::size_t split = s.unit_begin[s.second_part];
+      for (std::size_t p = 0; p < blocks; ++p)
+        EXPECT_EQ((plan.needs_remote[s.order[p]] != 0) == interior_first, p >= split);
+      EXPECT_EQ(s.unit_begin.front(), 0u);
+      EXPECT_EQ(s.unit_begin.back(), blocks);
+      for (std::size_t u = 0; u < s.units(); ++u) {
+        EXPECT_LE(s.unit_begin[u], s.unit_begin[u + 1]);
+        // Equal shares of the part, give or take a block.
+        const std::size_t part = u < s.second_part ? split : blocks - split;
+        EXPECT_LE(s.blocks_in(u), part / policy.units_per_part + 1);
+        for (std::size_t p = s.unit_begin[u]; p < s.unit_begin[u + 1]; ++p)
+          EXPECT_EQ(s.unit_of[s.order[p]], u);
+      }
+      EXPECT_EQ(s.units(), 2 * policy.units_per_part);
+    }
+}
+
+TEST(Schedule, EveryOnRankFaceOnceBeforeItsSenderChanges) {
   std::mt19937 rng(3);
   const miniamr::stencil::BlockShape shape{2, 2, 2, 1};
   using Kind = GhostTask::Kind;
-  for (const int threads : {1, 2, 3}) {
+  using Read = FaceRead::Kind;
+  for (const SchedulePolicy& policy : policies()) {
     for (const std::size_t blocks : {1u, 2u, 7u, 40u}) {
       const GhostPlan plan = random_plan(blocks, rng);
       const StageGraph graph = build_stage_graph(plan, shape, blocks, false);
-      const SweepSchedule s = build_sweep_schedule(graph, shape, threads);
-      ASSERT_EQ(s.order.size(), blocks);
+      const Schedule s = build_schedule(graph, shape, policy);
+      ASSERT_EQ(s.steps, 1);
       std::vector<std::size_t> pos(blocks);
       for (std::size_t p = 0; p < blocks; ++p) pos[s.order[p]] = p;
-      for (std::size_t p = 0; p < blocks; ++p)
-        EXPECT_EQ(plan.needs_remote[s.order[p]] != 0, p >= s.first_remote);
-      const auto chunk = [&](std::size_t q) {
-        return threads == 1
-                   ? 0
-                   : std::upper_bound(s.bounds.begin(), s.bounds.end(), q) - s.bounds.begin();
+      const auto unit = [&](std::size_t b) { return s.unit_of[b]; };
+      const auto linked = [&](std::size_t a, std::size_t b) {
+        const auto l = s.links[a];
+        return std::find(l.begin(), l.end(), std::uint32_t(b)) != l.end();
       };
-
-      // Count every face that reaches its receiver, scheduled or early, against the plan.
-      using Face = std::tuple<std::size_t, std::size_t, int, bool>;
       std::map<Face, int> seen;
-      for (const GhostTask& t : s.early) {
-        EXPECT_EQ(t.kind, Kind::kDirect);
-        ++seen[{t.dst, t.src, t.link.face, false}];
-      }
-      std::map<std::size_t, Face> packed;  // slot -> the face packed there, not yet unpacked
-      std::vector<std::pair<std::size_t, std::size_t>> slots;  // [begin, end) per packed face
-      for (std::size_t p = 0; p < blocks; ++p) {
-        for (std::size_t k = s.task_begin[p]; k < s.task_begin[p + 1]; ++k) {
-          const GhostTask& t = s.tasks[k];
+      std::map<std::size_t, Face> deferred;               // slot -> face packed there within a unit
+      std::map<std::size_t, std::pair<Face, int>> local;  // local slot -> face, unpacks + reads
+      std::vector<std::pair<std::size_t, std::size_t>> deferred_ranges, local_ranges;
+      // Faces packed for another unit, at their sender's position.
+      for (std::size_t p = 0; p < blocks; ++p)
+        for (const OutFace& o : s.outs[p]) {
+          ASSERT_EQ(o.at.in, PackedAt::In::kLocal) << "a message without peers";
+          const std::size_t src = s.order[p];
+          EXPECT_EQ(o.at.per_var, face_size(shape, o.link));
+          local_ranges.emplace_back(o.at.offset, o.at.offset + o.at.per_var);
+          EXPECT_TRUE(
+              local.emplace(o.at.offset, std::pair{Face{0, src, o.link.face, false}, 0}).second);
+        }
+      const auto from_local = [&](const PackedAt& at, std::size_t dst, int face) {
+        const auto it = local.find(at.offset);
+        ASSERT_NE(it, local.end()) << "read a local face nothing packed";
+        auto& [packed, uses] = it->second;
+        const std::size_t src = std::get<1>(packed);
+        EXPECT_EQ(std::get<2>(packed), face);
+        EXPECT_NE(unit(src), unit(dst)) << "packed between blocks of one unit";
+        EXPECT_TRUE(linked(unit(dst), unit(src)) && linked(unit(src), unit(dst)));
+        ++uses;
+        ++seen[{dst, src, face, false}];
+      };
+      for (std::size_t p = 0; p < blocks; ++p)
+        for (const GhostTask& t : s.tasks[p]) {
           const Face face{t.dst, t.src, t.link.face, false};
+          EXPECT_NE(t.link.relation, GhostRelation::kSameLevel) << "same-level faces are read";
           switch (t.kind) {
-            case Kind::kDirect:
-              // At the receiver's sweep, before the sender's values change; a same-level face
-              // is read from its sender instead.
-              EXPECT_NE(t.link.relation, miniamr::stencil::GhostRelation::kSameLevel);
+            case Kind::kDirect:  // at the receiver's sweep, the sender swept later, same unit
               EXPECT_EQ(p, pos[t.dst]);
-              EXPECT_LE(p, pos[t.src]);
+              EXPECT_LT(p, pos[t.src]);
+              EXPECT_EQ(unit(t.dst), unit(t.src));
               ++seen[face];
               break;
-            case Kind::kPack:
-              // At the sender's sweep, for a receiver swept later by the same thread, across a
-              // level change (a same-level face is copied out by the sender's sweep).
-              EXPECT_NE(t.link.relation, miniamr::stencil::GhostRelation::kSameLevel);
+            case Kind::kDefer:  // at the sender's sweep, for a later receiver of its unit
               EXPECT_EQ(p, pos[t.src]);
               EXPECT_LT(p, pos[t.dst]);
-              EXPECT_EQ(chunk(pos[t.dst]), chunk(pos[t.src]));
-              EXPECT_TRUE(packed.emplace(t.slot, face).second) << "slot used twice";
-              EXPECT_EQ(t.size, miniamr::stencil::packed_size(shape, t.link.relation,
-                                                              t.link.face / 2, 1, false));
-              slots.emplace_back(t.slot, t.slot + t.size);
+              EXPECT_EQ(unit(t.dst), unit(t.src));
+              EXPECT_TRUE(deferred.emplace(t.slot.slot, face).second) << "slot used twice";
+              EXPECT_EQ(t.slot.size, face_size(shape, t.link));
+              deferred_ranges.emplace_back(t.slot.slot, t.slot.slot + t.slot.size);
               break;
-            case Kind::kUnpack: {
-              EXPECT_NE(t.link.relation, miniamr::stencil::GhostRelation::kSameLevel);
+            case Kind::kUndefer: {
               EXPECT_EQ(p, pos[t.dst]);
-              const auto it = packed.find(t.slot);
-              ASSERT_NE(it, packed.end()) << "unpacked before it was packed";
+              const auto it = deferred.find(t.slot.slot);
+              ASSERT_NE(it, deferred.end()) << "unpacked before it was packed";
               EXPECT_EQ(it->second, face);
-              packed.erase(it);
+              deferred.erase(it);
               ++seen[face];
               break;
             }
+            case Kind::kUnpack:
+              EXPECT_EQ(p, pos[t.dst]);
+              from_local(t.at, t.dst, t.link.face);
+              break;
+            case Kind::kBoundary:
+              ADD_FAILURE() << "a boundary fill in a face-only schedule";
+              break;
           }
         }
-      }
-      // Same-level faces for a receiver swept later: the sender's sweep copies its layer out.
+      // Same-level faces for a later receiver of the unit: the sender's sweep copies them out.
       std::map<std::size_t, std::pair<std::size_t, int>> copied;  // slot -> sender, its face
-      ASSERT_EQ(s.copies.size(), blocks);
       for (std::size_t src = 0; src < blocks; ++src)
         for (int f = 0; f < 6; ++f)
           if (const FaceSlot& c = s.copies[src][std::size_t(f)]; c.size > 0) {
             EXPECT_TRUE(copied.emplace(c.slot, std::pair{src, f}).second) << "slot used twice";
-            EXPECT_EQ(packed.count(c.slot), 0u) << "slot used twice";
-            EXPECT_EQ(c.size,
-                      miniamr::stencil::packed_size(
-                          shape, miniamr::stencil::GhostRelation::kSameLevel, f / 2, 1, false));
-            slots.emplace_back(c.slot, c.slot + c.size);
+            deferred_ranges.emplace_back(c.slot, c.slot + c.size);
           }
-      // Faces read in place of the ghosts (a deferred one from the slot its sender copied).
       std::map<std::size_t, int> copy_reads;
-      using Read = FaceRead::Kind;
-      ASSERT_EQ(s.reads.size(), blocks);
       for (std::size_t dst = 0; dst < blocks; ++dst)
         for (int f = 0; f < 6; ++f) {
           const FaceRead& r = s.reads[dst][std::size_t(f)];
@@ -136,105 +199,156 @@ TEST(SweepSchedule, EveryFaceOnceAndBeforeBothSweeps) {
               break;
             case Read::kNeighbour:
               EXPECT_LT(pos[dst], pos[r.from]) << "read after its sender was swept";
-              EXPECT_EQ(chunk(pos[dst]), chunk(pos[r.from]));
+              EXPECT_EQ(unit(dst), unit(r.from));
               ++seen[{dst, r.from, f, false}];
               break;
             case Read::kDeferred: {
-              const auto it = copied.find(r.from);
+              const auto it = copied.find(r.slot.slot);
               ASSERT_NE(it, copied.end()) << "read from a slot nothing was copied into";
               const auto [src, face] = it->second;
               EXPECT_EQ(face, f ^ 1) << "the sender copied another layer";
               EXPECT_LT(pos[src], pos[dst]);
-              EXPECT_EQ(chunk(pos[src]), chunk(pos[dst]));
-              EXPECT_EQ(r.size,
-                        miniamr::stencil::packed_size(
-                            shape, miniamr::stencil::GhostRelation::kSameLevel, f / 2, 1, false));
+              EXPECT_EQ(unit(src), unit(dst));
               ++seen[{dst, src, f, false}];
-              ++copy_reads[r.from];
+              ++copy_reads[r.slot.slot];
               break;
             }
-            case Read::kMessage:
-              ADD_FAILURE() << "a message read without messages";
+            case Read::kPacked:
+              from_local(r.at, dst, f);
               break;
           }
         }
-      EXPECT_TRUE(packed.empty()) << "a packed face was never unpacked";
+      EXPECT_TRUE(deferred.empty()) << "a deferred face was never unpacked";
       EXPECT_EQ(copy_reads.size(), copied.size()) << "a copied face was never read";
-      std::sort(slots.begin(), slots.end());
-      for (std::size_t k = 0; k < slots.size(); ++k) {
-        EXPECT_LE(slots[k].second, k + 1 < slots.size() ? slots[k + 1].first : s.deferred_per_var)
-            << "deferred faces overlap or overflow the buffer";
-      }
+      for (const auto& [slot, packed] : local) EXPECT_EQ(packed.second, 1) << "local slot " << slot;
+      expect_apart(deferred_ranges, s.deferred_per_var, "deferred");
+      expect_apart(local_ranges, s.local_per_var[0], "local");
       std::map<Face, int> want;
       for (const auto& axis : plan.local)
         for (const LocalLink& l : axis) ++want[{l.dst, l.src, l.link.face, false}];
       for (const auto& axis : plan.boundary)
         for (const BoundaryFace& b : axis) ++want[{b.block, b.block, b.face, true}];
       EXPECT_EQ(seen, want);
-      if (threads == 1) {
-        EXPECT_TRUE(s.early.empty());
+      const ScheduleCounts counts = count_faces(s);
+      EXPECT_EQ(counts.packed_between_units, local.size());
+      if (s.units() == 1 + (s.second_part > 0 ? 1 : 0) && blocks == 1) {
+        EXPECT_EQ(counts.packed_between_units, 0u);
       }
     }
   }
 }
 
-// Every face received from another rank reaches its receiver's sweep exactly once: a
-// same-level face read from its message where it lies there, a face across a level change
-// unpacked into the ghosts (SweepSchedule::unpacks).
-TEST(SweepSchedule, EveryReceivedFaceReadOrUnpackedOnce) {
-  using miniamr::stencil::GhostRelation;
+// Every face received from another rank reaches its receiver exactly once: a same-level face
+// read from its message where it lies there, a face across a level change unpacked into the
+// ghosts; the unit step that reads it lists the message, and the message its readers.
+TEST(Schedule, EveryReceivedFaceReadOrUnpackedOnce) {
   std::mt19937 rng(5);
   const miniamr::stencil::BlockShape shape{2, 2, 2, 1};
-  for (const std::size_t blocks : {1u, 7u, 40u}) {
-    GhostPlan plan;
-    plan.needs_remote.assign(blocks, 0);
-    plan.peers.resize(2);
-    for (int r = 0; r < 2; ++r) plan.peers[std::size_t(r)].rank = r + 1;
-    std::size_t links = 0;
-    for (std::size_t b = 0; b < blocks; ++b)
-      for (int face = 0; face < 6; ++face) {
-        if (rng() % 3 != 0) continue;
-        const auto relation =
-            rng() % 2 == 0 ? GhostRelation::kSameLevel : GhostRelation::kFineToCoarse;
-        RemoteLink l;
-        l.block = b;
-        l.link = {relation, face, {}};
-        plan.peers[rng() % 2].recv[std::size_t(face / 2)].push_back(l);
-        plan.needs_remote[b] = 1;
-        ++links;
-      }
-    const StageGraph graph = build_stage_graph(plan, shape, blocks, false);
-    const SweepSchedule s = build_sweep_schedule(graph, shape, 1);
-    ASSERT_EQ(s.unpacks.size(), graph.recvs.size());
-    std::size_t reached = 0;
-    for (std::size_t m = 0; m < graph.recvs.size(); ++m) {
-      const auto& faces = graph.recvs[m].faces;
-      std::set<std::size_t> unpacked(s.unpacks[m].begin(), s.unpacks[m].end());
-      EXPECT_EQ(unpacked.size(), s.unpacks[m].size()) << "a face unpacked twice";
-      for (std::size_t i = 0; i < faces.size(); ++i) {
-        const FaceSlice& f = faces[i];
-        const FaceRead& read = s.reads[f.block][std::size_t(f.link.face)];
-        const bool from_message = read.kind == FaceRead::Kind::kMessage;
-        if (f.link.relation == GhostRelation::kSameLevel) {
-          EXPECT_TRUE(from_message);
-          EXPECT_EQ(read.from, m);
-          EXPECT_EQ(read.at, f.offset);
-          EXPECT_EQ(read.size, f.per_var);
-          EXPECT_EQ(unpacked.count(i), 0u);
-        } else {
-          EXPECT_FALSE(from_message);
-          EXPECT_EQ(unpacked.count(i), 1u);
+  for (const SchedulePolicy& policy : policies())
+    for (const std::size_t blocks : {1u, 7u, 40u}) {
+      GhostPlan plan;
+      plan.needs_remote.assign(blocks, 0);
+      plan.peers.resize(2);
+      for (int r = 0; r < 2; ++r) plan.peers[std::size_t(r)].rank = r + 1;
+      std::size_t links = 0;
+      for (std::size_t b = 0; b < blocks; ++b)
+        for (int face = 0; face < 6; ++face) {
+          if (rng() % 3 != 0) continue;
+          const auto relation =
+              rng() % 2 == 0 ? GhostRelation::kSameLevel : GhostRelation::kFineToCoarse;
+          RemoteLink l;
+          l.block = b;
+          l.link = {relation, face, {}};
+          plan.peers[rng() % 2].recv[std::size_t(face / 2)].push_back(l);
+          plan.needs_remote[b] = 1;
+          ++links;
         }
-        reached += (from_message ? 1 : 0) + unpacked.count(i);
+      const StageGraph graph = build_stage_graph(plan, shape, blocks, false);
+      const Schedule s = build_schedule(graph, shape, policy);
+      std::map<std::tuple<std::size_t, std::size_t>, int> reached;  // message, offset
+      const auto reads_message = [&](std::size_t b, std::uint32_t m) {
+        const auto c = s.consumes[s.node(s.unit_of[b], 0)];
+        EXPECT_NE(std::find(c.begin(), c.end(), m), c.end()) << "the unit does not wait for it";
+        const auto r = s.readers[m];
+        EXPECT_NE(std::find(r.begin(), r.end(), std::uint32_t(s.node(s.unit_of[b], 0))), r.end());
+      };
+      for (std::size_t p = 0; p < blocks; ++p)
+        for (const GhostTask& t : s.tasks[p]) {
+          ASSERT_EQ(t.kind, GhostTask::Kind::kUnpack);
+          ASSERT_EQ(t.at.in, PackedAt::In::kMessage);
+          EXPECT_NE(t.link.relation, GhostRelation::kSameLevel);
+          reads_message(t.dst, t.at.message);
+          ++reached[{t.at.message, t.at.offset}];
+        }
+      for (std::size_t b = 0; b < blocks; ++b)
+        for (const FaceRead& r : s.reads[b])
+          if (r.kind == FaceRead::Kind::kPacked) {
+            ASSERT_EQ(r.at.in, PackedAt::In::kMessage);
+            reads_message(b, r.at.message);
+            ++reached[{r.at.message, r.at.offset}];
+          }
+      std::size_t total = 0;
+      for (std::size_t m = 0; m < graph.recvs.size(); ++m) {
+        EXPECT_EQ(s.consumers[m], s.readers[m].size());
+        for (const FaceSlice& f : graph.recvs[m].faces) {
+          EXPECT_EQ((reached[{m, f.offset}]), 1) << "message " << m << " face at " << f.offset;
+          ++total;
+        }
       }
+      EXPECT_EQ(total, links);
     }
-    EXPECT_EQ(reached, links);
-  }
+}
+
+// Stencils that read edges fill axis by axis: step g fills group g, a face for another unit is
+// packed after the sender's step g - 1 (its sweep for group 0), and step g waits for the units
+// whose faces it reads (feeds).
+TEST(Schedule, EdgeStepsFillAxisByAxis) {
+  std::mt19937 rng(7);
+  const miniamr::stencil::BlockShape shape{2, 2, 2, 1};
+  for (const SchedulePolicy& policy : policies())
+    for (const std::size_t blocks : {2u, 40u}) {
+      const GhostPlan plan = random_plan(blocks, rng);
+      const StageGraph graph = build_stage_graph(plan, shape, blocks, true);
+      const Schedule s = build_schedule(graph, shape, policy);
+      ASSERT_EQ(s.steps, 4);
+      EXPECT_TRUE(s.reads.empty());
+      std::map<std::size_t, std::size_t> packed_at[3];  // group -> slot -> sender
+      for (std::size_t p = 0; p < blocks; ++p)
+        for (int k = 0; k < 4; ++k)
+          for (const OutFace& o : s.outs[p * 4 + std::size_t(k)]) {
+            EXPECT_EQ(k, o.group == 0 ? 3 : o.group - 1) << "packed after the wrong step";
+            packed_at[o.group][o.at.offset] = s.order[p];
+            if (o.at.in == PackedAt::In::kLocal) {
+              EXPECT_EQ(o.at.per_var, miniamr::stencil::packed_size(shape, o.link.relation,
+                                                                    o.link.face / 2, 1, true));
+            }
+          }
+      std::size_t fills = 0;
+      for (std::size_t p = 0; p < blocks; ++p)
+        for (int k = 0; k < 4; ++k)
+          for (const GhostTask& t : s.tasks[p * 4 + std::size_t(k)]) {
+            ASSERT_LT(k, 3) << "the sweep step fills nothing";
+            EXPECT_EQ(t.link.face / 2, k) << "filled in the step of another axis";
+            ++fills;
+            if (t.kind != GhostTask::Kind::kUnpack) continue;
+            const auto it = packed_at[k].find(t.at.offset);
+            ASSERT_NE(it, packed_at[k].end());
+            EXPECT_EQ(it->second, t.src);
+            if (k > 0) {
+              const auto f = s.feeds[s.node(s.unit_of[t.dst], k)];
+              EXPECT_NE(std::find(f.begin(), f.end(), s.unit_of[t.src]), f.end());
+            }
+          }
+      std::size_t want = 0;
+      for (int a = 0; a < 3; ++a)
+        want += plan.local[std::size_t(a)].size() + plan.boundary[std::size_t(a)].size();
+      EXPECT_EQ(fills, want);
+    }
 }
 
 // A compact sweep's dense ghost layers: one per face read from the ghost layer, none for the
 // rest, each holding the sweep's variables one after the other, apart from every other layer.
-TEST(SweepSchedule, DenseGhostLayersOnePerFaceReadAsAGhost) {
+TEST(Schedule, DenseGhostLayersOnePerFaceReadAsAGhost) {
   using Read = FaceRead::Kind;
   std::vector<std::array<FaceRead, 6>> reads(3);
   for (auto& block : reads)
