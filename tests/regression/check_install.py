@@ -33,6 +33,7 @@ def main():
                      os.path.join(prefix, "bin", "miniamr-plot"),
                      os.path.join(prefix, "bin", "miniamr-plan-server"),
                      os.path.join(prefix, "share", "doc", "miniamr", "LICENSE"),
+                     os.path.join(prefix, "share", "doc", "miniamr", "docs", "outputs.md"),
                      os.path.join(prefix, "share", "man", "man1", "miniamr.1")):
             if not os.path.exists(path):
                 failures.append(f"not installed: {os.path.relpath(path, prefix)}")
