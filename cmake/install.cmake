@@ -12,9 +12,14 @@ install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/netbench_plot.py DESTINATION ${CMAK
         RENAME miniamr-netbench-plot)
 install(FILES ${PROJECT_SOURCE_DIR}/bench/netbench.yaml
         DESTINATION ${CMAKE_INSTALL_DATADIR}/miniamr/bench)
-# The study tool's modules beside it, where tools/miniamr-study looks for them.
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/tools/miniamr_study DESTINATION ${CMAKE_INSTALL_BINDIR}
-        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+# The Python packages (the study tool, the results reader with its key list) where Debian keeps
+# Python packages: lib/python3/dist-packages, on the system python3's path for the prefix /usr;
+# the tools in bin/ find them there for any other prefix.
+set(MINIAMR_PYTHON_DIR lib/python3/dist-packages CACHE STRING
+    "where the Python packages go, relative to the install prefix")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/tools/miniamr_study ${PROJECT_SOURCE_DIR}/tools/miniamr_results
+        DESTINATION ${MINIAMR_PYTHON_DIR}
+        FILES_MATCHING PATTERN "*.py" PATTERN "results_keys.txt" PATTERN "__pycache__" EXCLUDE)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/inputs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/miniamr/inputs
         FILES_MATCHING PATTERN "*.deck")
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE

@@ -5,7 +5,7 @@ platforms/this_machine.xml with the compute calibration), alternately. Writes th
 times and errors per phase, as Markdown, to --out and, with --docs, into docs/simulation.md between
 its validation markers. Run it on a quiet machine: the real runs are the reference.
 
-    tools/validate_simulation.py [--calibrate] [--num-tsteps N] [--ranks 1,2] [--readme]
+    tools/validate_simulation.py [--calibrate] [--num-tsteps N] [--ranks 1,2] [--docs]
 
 Machines differ from day to day by more than the model's error, so --calibrate first measures
 the kernels again (tools/calibrate_compute.py into --calibration): the table then compares
@@ -22,7 +22,9 @@ import subprocess
 import sys
 import tempfile
 
-import yaml
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tools/: miniamr_results
+import miniamr_results  # noqa: E402
+from miniamr_results import system_python  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DECKS = ("expanding_sphere", "moving_sphere", "two_spheres")
@@ -52,8 +54,7 @@ def run(cmd, folder):
                        capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"validate_simulation: {' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
-    with open(out) as f:
-        return yaml.safe_load(f)
+    return miniamr_results.load(out)
 
 
 def error(sim, real):
@@ -78,6 +79,7 @@ def main():
     ap.add_argument("--rows", default=os.path.join(REPO, "docs", "simulation_validation.json"),
                     help="the figures of every case measured so far (read, then updated)")
     a = ap.parse_args()
+    system_python.ensure("validate_simulation.py", ["yaml"])
     steps = ["--num_tsteps", str(a.num_tsteps)] if a.num_tsteps > 0 else []
     keep = [k for _, k in PHASES]
     cases = {}

@@ -51,6 +51,19 @@ def main():
                                   ("command", r"miniamr-study")):
                 if not re.search(pattern, block):
                     problems.append(f"{name}: the figures table does not name its {what}")
+    # Every key of the results file is explained in docs/outputs.md.
+    outputs = open(os.path.join(repo, "docs", "outputs.md"), encoding="utf-8").read()
+    with open(os.path.join(repo, "tools", "miniamr_results", "results_keys.txt")) as f:
+        names = [line.split()[0] for line in f if line.strip() and not line.startswith("#")]
+    for name in names:
+        leaf = name.split(".")[-1]
+        if leaf == "*":
+            continue
+        shown = {leaf, leaf.replace("{i}", "<i>"), leaf.replace("_{ave,min,max}", "_*"),
+                 leaf.replace("_{ave,min,max}", "")}
+        if not any(f"`{s}`" in outputs or f"`{s}" in outputs and s.startswith("obj") or
+                   re.search(rf"\b{re.escape(s)}\b", outputs) for s in shown):
+            problems.append(f"docs/outputs.md does not explain the results key {name}")
     for p in problems:
         print(p)
     return 1 if problems else 0
