@@ -44,7 +44,8 @@ def main():
         for m in DIARY.finditer(text):
             problems.append(f"{name}: dated diary prose: \"{m.group(0)}\"")
         # A figures table says where, when, at which commit and by which command it was made.
-        for block in re.findall(r"<!-- figures:begin -->(.*?)<!-- figures:end -->", text, re.S):
+        for block in re.findall(r"^<!-- figures:begin -->$(.*?)^<!-- figures:end -->$", text,
+                                re.S | re.M):
             for what, pattern in (("date", r"\b20\d\d-\d\d-\d\d\b"),
                                   ("commit", r"\bcommit\s+[0-9a-f]{7,}"),
                                   ("machine", r"(?i)machine:"),
