@@ -146,6 +146,7 @@ constexpr std::array kOptions{
   OptionSpec{"quiet", FlagSetter{[](State& s, bool on) { s.quiet = on; }}, "", "off", "print only errors and the summary line"},
   OptionSpec{"verbose", FlagSetter{[](State& s, bool on) { s.verbose = on; }}, "", "off", "print the reference's detailed output (every block table, timestep, balance)"},
   OptionSpec{"progress_every", IntSetter{[](State& s, int v) { s.config.progress_every = v; }}, "N", "1", "a progress line every N timesteps"},
+  OptionSpec{"progress_interval", RealSetter{[](State& s, double v) { s.config.progress_interval = v; }}, "S", "1", "at least S seconds between progress lines (0: every line --progress_every picks); the last timestep's line always"},
   OptionSpec{"plot_freq", IntSetter{[](State& s, int v) { s.config.plot_freq = v; }}, "N", "0", "plot at timestep 0 and every N timesteps (0 = never)"},
   OptionSpec{"plot_format", TextSetter{[](State& s, const std::string& v) { s.config.plot_format = v; }}, "text|xdmf", "text", "plot files: the reference's text, or XDMF + HDF5 for ParaView"},
   OptionSpec{"plot_vars", TextSetter{[](State& s, const std::string& v) { s.config.plot_vars = v; }}, "LIST", "0", "xdmf plots: comma-separated variables whose block means are written"},
@@ -701,6 +702,8 @@ void check_time_loop(const Config& c) {
   if (!c.plot_vars.empty() && c.plot_format != "xdmf")
     fail("--plot_vars chooses the variables of xdmf plots: add --plot_format xdmf");
   check_at_least("progress_every", c.progress_every, 1);
+  if (!(c.progress_interval >= 0 && c.progress_interval <= 86400))
+    fail(fmt::format("--progress_interval must be 0 to 86400 seconds, got {}", c.progress_interval));
   if (!c.results_format.empty() && c.results_format != "yaml" && c.results_format != "json")
     fail(fmt::format("--results_format must be yaml or json, got {}", shown(c.results_format)));
   check_range("report_perf", c.report_perf, 0, 15);

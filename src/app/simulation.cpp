@@ -617,7 +617,7 @@ void Simulation::run() {
 
   const double updates_per_block =
       double(domain_.shape.interior_cells()) * config_.num_vars * config_.stages_per_ts;
-  progress.start();
+  progress.start(first_ts, objects_, delta);
   int batch_first = first_ts, batch_end = first_ts - 1;  // the timesteps of the last batch
   for (int ts = first_ts;; ++ts) {
     timestep_ = ts;
