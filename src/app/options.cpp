@@ -148,8 +148,8 @@ constexpr std::array kOptions{
   OptionSpec{"progress_every", IntSetter{[](State& s, int v) { s.config.progress_every = v; }}, "N", "1", "a progress line every N timesteps"},
   OptionSpec{"progress_interval", RealSetter{[](State& s, double v) { s.config.progress_interval = v; }}, "S", "1", "at least S seconds between progress lines (0: every line --progress_every picks); the last timestep's line always"},
   OptionSpec{"plot_freq", IntSetter{[](State& s, int v) { s.config.plot_freq = v; }}, "N", "0", "plot at timestep 0 and every N timesteps (0 = never)"},
-  OptionSpec{"plot_format", TextSetter{[](State& s, const std::string& v) { s.config.plot_format = v; }}, "text|xdmf", "text", "plot files: the reference's text, or XDMF + HDF5 for ParaView"},
-  OptionSpec{"plot_vars", TextSetter{[](State& s, const std::string& v) { s.config.plot_vars = v; }}, "LIST", "0", "xdmf plots: comma-separated variables whose block means are written"},
+  OptionSpec{"plot_format", TextSetter{[](State& s, const std::string& v) { s.config.plot_format = v; }}, "text|xdmf|vtkhdf", "text", "plot files: the reference's text (block levels and centres), XDMF + HDF5 (blocks and cells), or VTKHDF (cells; VTK's own HDF5 format), each with a time-series index for ParaView"},
+  OptionSpec{"plot_vars", TextSetter{[](State& s, const std::string& v) { s.config.plot_vars = v; }}, "LIST", "0", "xdmf and vtkhdf plots: comma-separated variables whose cell values (and xdmf: block means) are written"},
   OptionSpec{"plot_dir", TextSetter{[](State& s, const std::string& v) { s.config.plot_dir = v; }}, "DIR", ".", "the folder for plot files (created when missing)"},
   OptionSpec{"code", IntSetter{[](State& s, int v) { s.config.code = v; }}, "N", "0", "accepted for compatibility: ghost messages always carry exactly the faces read"},
   OptionSpec{"permute", FlagSetter{[](State& s, bool on) { s.config.permute = on; }}, "", "off", "accepted for compatibility: the exchange order is fixed (7-point: all axes at once)"},
@@ -654,12 +654,13 @@ void check_compute(const Config& c) {
   // checkpoints need parallel HDF5 over the real Open MPI.
   if (c.launch == "spawn")
     fail("--launch spawn is not available in the simulation build (SMPI cannot spawn ranks)");
-  if (c.checkpoint_freq > 0 || !c.restart_path.empty() || c.plot_format == "xdmf")
+  if (c.checkpoint_freq > 0 || !c.restart_path.empty() || c.plot_format != "text")
     fail(fmt::format(
         "{} is not available in the simulation build (its files need parallel HDF5 over the real "
         "MPI library)",
-        c.checkpoint_freq > 0 ? "--checkpoint_freq"
-                              : (!c.restart_path.empty() ? "--restart" : "--plot_format xdmf")));
+        c.checkpoint_freq > 0
+            ? "--checkpoint_freq"
+            : (!c.restart_path.empty() ? "--restart" : "--plot_format " + c.plot_format)));
   if (c.threads_given && c.threads > 1)
     fail(
         fmt::format("--threads {}: the simulation build runs one worker thread per simulated "
@@ -696,14 +697,17 @@ void check_time_loop(const Config& c) {
   check_at_least("checksum_freq", c.checksum_freq, 0);
   check_at_least("error_tol", c.error_tol, 0);
   check_at_least("plot_freq", c.plot_freq, 0);
-  if (c.plot_format != "text" && c.plot_format != "xdmf")
-    fail(fmt::format("--plot_format must be text or xdmf, got {}", shown(c.plot_format)));
+  if (c.plot_format != "text" && c.plot_format != "xdmf" && c.plot_format != "vtkhdf")
+    fail(fmt::format("--plot_format must be text, xdmf or vtkhdf, got {}", shown(c.plot_format)));
   (void)c.plot_variables();  // throws on a malformed --plot_vars
-  if (!c.plot_vars.empty() && c.plot_format != "xdmf")
-    fail("--plot_vars chooses the variables of xdmf plots: add --plot_format xdmf");
+  if (!c.plot_vars.empty() && c.plot_format == "text")
+    fail(
+        "--plot_vars chooses the variables of xdmf and vtkhdf plots: add --plot_format xdmf or "
+        "vtkhdf");
   check_at_least("progress_every", c.progress_every, 1);
   if (!(c.progress_interval >= 0 && c.progress_interval <= 86400))
-    fail(fmt::format("--progress_interval must be 0 to 86400 seconds, got {}", c.progress_interval));
+    fail(
+        fmt::format("--progress_interval must be 0 to 86400 seconds, got {}", c.progress_interval));
   if (!c.results_format.empty() && c.results_format != "yaml" && c.results_format != "json")
     fail(fmt::format("--results_format must be yaml or json, got {}", shown(c.results_format)));
   check_range("report_perf", c.report_perf, 0, 15);

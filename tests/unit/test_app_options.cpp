@@ -232,7 +232,8 @@ TEST(Options, PlotFormatVariablesAndFolder) {
   EXPECT_EQ(xdmf.plot_format, "xdmf");
   EXPECT_EQ(xdmf.plot_variables(), (std::vector<int>{3, 0, 2}));
   EXPECT_EQ(xdmf.plot_dir, "out/plots");
-  EXPECT_EQ(error_of({"--plot_format", "vtk"}), "--plot_format must be text or xdmf, got 'vtk'");
+  EXPECT_EQ(error_of({"--plot_format", "vtk"}),
+            "--plot_format must be text, xdmf or vtkhdf, got 'vtk'");
   EXPECT_EQ(error_of({"--plot_format", "xdmf", "--num_vars", "2", "--plot_vars", "0,2"}),
             "--plot_vars '0,2': variable 2 does not exist (--num_vars 2: 0 to 1)");
   EXPECT_EQ(error_of({"--plot_format", "xdmf", "--plot_vars", "-1"}),
@@ -244,7 +245,12 @@ TEST(Options, PlotFormatVariablesAndFolder) {
   EXPECT_EQ(error_of({"--plot_format", "xdmf", "--plot_vars", "a"}),
             "--plot_vars entry expects an integer, got 'a'");
   EXPECT_EQ(error_of({"--plot_vars", "1"}),
-            "--plot_vars chooses the variables of xdmf plots: add --plot_format xdmf");
+            "--plot_vars chooses the variables of xdmf and vtkhdf plots: add --plot_format xdmf "
+            "or vtkhdf");
+  EXPECT_EQ(cfg({"--plot_format", "vtkhdf", "--plot_vars", "0"}).plot_format, "vtkhdf");
+  EXPECT_EQ(cfg({"--progress_interval", "0.5"}).progress_interval, 0.5);
+  EXPECT_EQ(error_of({"--progress_interval", "-1"}),
+            "--progress_interval must be 0 to 86400 seconds, got -1");
   EXPECT_EQ(error_of({"--plot_dir", ""}), "--plot_dir expects a value, got ''");
 }
 
