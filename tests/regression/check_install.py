@@ -79,6 +79,12 @@ def main():
                 text = f.read()
             if "\\-\\-object" not in text or "\\-\\-version" not in text:
                 failures.append("the man page lacks the options")
+            for section in ("SYNOPSIS", "DESCRIPTION", "EXIT STATUS", "FILES", "EXAMPLES"):
+                if f".SH {section}" not in text and f'.SH "{section}"' not in text:
+                    failures.append(f"the man page has no {section} section")
+            if ".SS \"compatibility options:\"" not in text and \
+                    ".SS compatibility options:" not in text:
+                failures.append("the man page does not group the options by topic")
     return verdict(failures,
                    "installed prefix: miniamr runs an installed deck; tools, docs and man page")
 
