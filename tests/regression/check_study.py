@@ -186,7 +186,7 @@ def check_table(c, out, rows):
                        ("the cores", f"{machine.get('cores')} cores"),
                        ("the date", rows[0]["started"][:10]), ("the commit", revision),
                        ("the command", "tools/miniamr-study compare "),
-                       ("the phases", "| compute | comm | refine | balance |")):
+                       ("the phases", "| compute s | comm s | refine s | balance s |")):
         c.check(bool(want) and want in text, f"table: does not show {what} ({want!r})", p)
     c.check(len([l for l in text.splitlines() if l.startswith("| static")]) == 2,
             "table: not one row per variant", p)

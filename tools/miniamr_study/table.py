@@ -85,8 +85,8 @@ def markdown(study_dir):
              f"balancing as refinement); \"paired\": each run against the reference run of its "
              f"own repetition. {_machine(info)} {_date(runs)}, commit {_revision(runs)}.",
              "",
-             "| variant | ranks x threads | wall | time loop | compute | comm | refine | balance "
-             "| against the reference |",
+             "| variant | ranks x threads | wall | time loop s | compute s | comm s | refine s "
+             "| balance s | against the reference |",
              "|---|---|---|---|---|---|---|---|---|"]
     for s in summary:
         lines.append(f"| {s['variant']} | {s['ranks']} x {s['threads']} | {_wall(s)} | "
