@@ -25,7 +25,7 @@ Variants (name: ranks x threads, runtime):
 A variant may carry options of its own after '@', e.g. "dyn2x1@--lb sfc" against
 "dyn2x1@--lb predictive" (naive against predictive balancing).
 
-Examples (the figures in the README):
+Examples (docs/performance.md):
   compare_runtimes.py --reps 3
   compare_runtimes.py --reps 3 --variants static2x1,dyn2x1 --extra "--slow_rank 1:2"
   compare_runtimes.py --reps 3 --deck inputs/moving_sphere.deck --extra "--num_tsteps 40" \
@@ -41,7 +41,10 @@ import sys
 import tempfile
 import time
 
-import yaml
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "tools"))  # miniamr_results
+import miniamr_results  # noqa: E402
+from miniamr_results import system_python  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -81,8 +84,7 @@ def run_once(miniamr, deck, variant, extra):
         wall = time.monotonic() - t0
         if p.returncode != 0:
             sys.exit(f"failed ({p.returncode}): {shlex.join(cmd)}\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
-        with open(os.path.join(work, "results.yaml")) as f:
-            r = yaml.safe_load(f)
+        r = miniamr_results.load(os.path.join(work, "results.yaml"))
     return {"wall": wall, "run": r["total_time_ave"], "digest": r["field_digest"],
             "moved": r.get("blocks_migrated", r.get("blocks_moved_lb", 0)),
             "bytes": r.get("bytes_migrated", 0), "command": shlex.join(cmd)}
@@ -101,6 +103,7 @@ def main():
     ap.add_argument("--variants", default="static2x1,dyn2x1,static1x1,dyn1x2")
     ap.add_argument("--json")
     a = ap.parse_args()
+    system_python.ensure("compare_runtimes.py", ["yaml"])
     names = a.variants.split(",")
     for n in names:
         if base(n) not in VARIANTS:

@@ -16,7 +16,10 @@ import subprocess
 import sys
 import tempfile
 
-import yaml
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "tools"))  # miniamr_results
+import miniamr_results  # noqa: E402
+from miniamr_results import system_python  # noqa: E402
 
 
 def spread(xs):
@@ -32,6 +35,7 @@ def main():
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("miniamr_args", nargs="*", help="more miniamr options, after --")
     a = p.parse_args()
+    system_python.ensure("stage_bandwidth.py", ["yaml"])
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     copy, stage = [], []
     with tempfile.TemporaryDirectory() as work:
@@ -52,8 +56,7 @@ def main():
                 print(f"stage_bandwidth: repetition {rep + 1}: {' '.join(cmd)} exited with "
                       f"status {run.returncode}:\n" + "\n".join(tail), file=sys.stderr)
                 return 1
-            with open(results) as f:
-                r = yaml.safe_load(f)
+            r = miniamr_results.load(results)
             stage.append(float(r["effective_bandwidth_gbs"]))
             print(f"rep {rep + 1}: copy {copy[-1]:.2f} GB/s ({a.copy_threads} threads), stage "
                   f"{stage[-1]:.2f} GB/s ({a.np} ranks, kernels {r.get('kernel_isa')})", flush=True)

@@ -26,7 +26,9 @@ import subprocess
 import sys
 import tempfile
 
-import yaml
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tools/: miniamr_results
+import miniamr_results  # noqa: E402
+from miniamr_results import system_python  # noqa: E402
 
 CELLS, VARS = 8, 40
 MESH = ["--nx", str(CELLS), "--ny", str(CELLS), "--nz", str(CELLS), "--npx", "1", "--npy", "1",
@@ -52,8 +54,7 @@ def per_update(miniamr, runtime, kernel_opts, size, folder):
            "--comm_vars", str(group), "--chunk_vars", str(group), *kernel_opts, "--runtime", runtime,
            "--results", out]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    with open(out) as f:
-        r = yaml.safe_load(f)
+    r = miniamr_results.load(out)
     return (r["compute_time_ave"] + r["total_comm_ave"]) / r["cell_var_updates"]
 
 
@@ -63,6 +64,8 @@ def main():
     ap.add_argument("--out", default="platforms/calibration.yaml")
     ap.add_argument("--reps", type=int, default=3, help="median of this many runs per kernel")
     args = ap.parse_args()
+    system_python.ensure("calibrate_compute.py", ["yaml"])
+    import yaml
     if not os.access(args.miniamr, os.X_OK):
         sys.exit(f"calibrate_compute: {args.miniamr} is not an executable miniamr (build it first)")
     sets = []

@@ -1,67 +1,77 @@
 #!/usr/bin/env python3
-"""Plots a run from its results.yaml: blocks per refinement level over the timesteps (the mesh
-history), the time per phase (average and slowest rank) and, for the dynamic runtime's
-balancer, every rank's predicted seconds per stage at each decision (the load over time).
+"""Plots a run from its results file (results.yaml or results.json).
 
-  python3 tools/plot_results.py results.yaml [-o run.png] [--title TEXT]
+Three panels: blocks per refinement level over the timesteps (the mesh history); each rank's
+time loop split into its phases (compute, messages, checksums, refinement, balancing, idle);
+and, for the dynamic runtime's balancer, every rank's predicted seconds per stage at each
+decision (the load over time).
 
-Needs Debian's python3-matplotlib and python3-yaml (run it with /usr/bin/python3).
+  tools/plot_results.py results.yaml [-o run.png] [--title TEXT]    (installed as miniamr-plot)
+
+Needs Debian's python3-yaml and python3-matplotlib: run under another python3 (a virtual
+environment first on PATH), it runs itself again under /usr/bin/python3.
 """
 import argparse
+import os
 import sys
 
-import yaml
+HERE = os.path.dirname(os.path.realpath(__file__))
+# miniamr's Python packages: beside this script in a source tree, under lib/python3/dist-packages
+# of an installed prefix (bin/../lib/...).
+sys.path[:0] = [d for d in (HERE, os.path.join(HERE, "..", "lib", "python3", "dist-packages"))
+                if os.path.isdir(os.path.join(d, "miniamr_results"))]
+import miniamr_results  # noqa: E402
+from miniamr_results import system_python  # noqa: E402
+
+# Each rank's time loop, phase by phase (per_rank keys of the results file), and their colours.
+RANK_PHASES = [("compute_s", "compute"), ("comm_s", "messages"), ("checksum_s", "checksums"),
+               ("refine_s", "refinement"), ("balance_s", "balancing"), ("idle_s", "idle")]
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("results", help="a results.yaml written by miniamr (--report_perf 1)")
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results", help="a results file written by miniamr (--results PATH)")
     ap.add_argument("-o", "--output", default="results.png", help="image to write (PNG, SVG, PDF)")
     ap.add_argument("--title", help="figure title (default: the run's ranks and scenario size)")
     a = ap.parse_args()
+    system_python.ensure("plot_results.py", ["yaml", "matplotlib"])
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("plot_results.py: matplotlib is missing (apt-get install python3-matplotlib)",
-              file=sys.stderr)
-        return 2
-    try:
-        with open(a.results) as f:
-            r = yaml.safe_load(f)
-    except (OSError, yaml.YAMLError) as e:
-        print(f"plot_results.py: cannot read {a.results}: {e}", file=sys.stderr)
-        return 2
-    if not isinstance(r, dict) or "mesh_history" not in r:
-        print(f"plot_results.py: {a.results} has no mesh_history (not a miniamr results.yaml?)",
-              file=sys.stderr)
+        r = miniamr_results.load(a.results)
+        history = r["mesh_history"]
+    except miniamr_results.ResultsError as e:
+        print(f"plot_results.py: {e}", file=sys.stderr)
         return 2
 
-    history = r["mesh_history"]
     steps = [m["timestep"] for m in history]
     levels = list(zip(*[m["blocks_per_level"] for m in history]))
-    load = r.get("load_history") or []
+    load = r.get("load_history", [])
     panels = 3 if load else 2
     fig, axes = plt.subplots(1, panels, figsize=(6 * panels, 4.5),
-                             gridspec_kw={"width_ratios": [2, 1, 2][:panels]})
-    mesh, phases = axes[0], axes[1]
+                             gridspec_kw={"width_ratios": [2, 1.5, 2][:panels]})
+    mesh, ranks = axes[0], axes[1]
     mesh.stackplot(steps, levels, labels=[f"level {l}" for l in range(len(levels))], step="post")
     mesh.set_xlabel("timestep")
     mesh.set_ylabel("blocks")
     mesh.set_title("blocks per refinement level")
     mesh.legend(loc="upper left", fontsize="small")
 
-    names = list(r["phases"].keys())
-    avg = [r["phases"][n]["avg"] for n in names]
-    mx = [r["phases"][n]["max"] for n in names]
-    x = range(len(names))
-    phases.bar([i - 0.2 for i in x], avg, width=0.4, label="average over ranks")
-    phases.bar([i + 0.2 for i in x], mx, width=0.4, label="slowest rank")
-    phases.set_xticks(list(x), [n.replace("T_", "") for n in names], rotation=30)
-    phases.set_ylabel("seconds")
-    phases.set_title("time per phase")
-    phases.legend(fontsize="small")
+    per_rank = r["per_rank"]
+    x = list(range(r["ranks"]))
+    bottom = [0.0] * len(x)
+    for key, label in RANK_PHASES:
+        values = per_rank.get(key) or [0.0] * len(x)
+        ranks.bar(x, values, bottom=bottom, label=label)
+        bottom = [b + v for b, v in zip(bottom, values)]
+    ranks.set_xticks(x)
+    ranks.set_xlabel("rank")
+    ranks.set_ylabel("seconds")
+    ranks.set_title("time loop per rank, by phase")
+    ranks.set_ylim(0, 1.35 * max(bottom) or 1)  # head room for the legend
+    ranks.legend(fontsize="small", loc="upper center", ncol=3)
 
     if load:
         ax = axes[2]
@@ -69,16 +79,15 @@ def main():
         for rank in range(len(load[0]["seconds_per_stage"])):
             ax.plot(steps_lb, [1e3 * h["seconds_per_stage"][rank] for h in load],
                     label=f"rank {rank}", drawstyle="steps-post")
-        moved = [h["timestep"] for h in load if h["moved"]]
-        for t in moved:
+        for t in (h["timestep"] for h in load if h["moved"]):
             ax.axvline(t, color="grey", alpha=0.15)
         ax.set_xlabel("timestep (grey: blocks moved)")
         ax.set_ylabel("predicted ms per stage")
-        ax.set_title(f"load per rank ({r.get('lb_strategy', '')} balancer)")
+        ax.set_title(f"load per rank ({r['lb_strategy']} balancer)")
         ax.legend(fontsize="small")
 
-    fig.suptitle(a.title or (f"miniamr: {r['ranks']} ranks x {r.get('threads', 1)} threads, "
-                             f"{r['num_vars']} variables, {r['num_tsteps']} timesteps, "
+    fig.suptitle(a.title or (f"miniamr {r['runtime']}: {r['ranks']} ranks x {r['threads']} "
+                             f"threads, {r['num_vars']} variables, {r['num_tsteps']} timesteps, "
                              f"{r['cell_var_updates_per_s']:.3g} updates/s"))
     fig.tight_layout()
     fig.savefig(a.output, dpi=110)

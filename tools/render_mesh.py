@@ -25,6 +25,7 @@ def main():
     width, height = (int(x) for x in a.size.split("x"))
 
     reader = XDMFReader(FileNames=[a.index])
+    reader.GridStatus = ["blocks"]  # the blocks' time series (the cells' is the other grid)
     last = reader.TimestepValues[-1] if reader.TimestepValues else 0.0
     view = CreateView("RenderView")
     view.ViewSize = [width, height]

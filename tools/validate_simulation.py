@@ -2,10 +2,10 @@
 """Simulated against real: the scenario decks on 1 and 2 ranks of this machine, each runtime,
 run for real (mpirun, the normal build) and simulated (tools/miniamr-simulate on
 platforms/this_machine.xml with the compute calibration), alternately. Writes the table of
-times and errors per phase, as Markdown, to --out and, with --readme, into README.md between
+times and errors per phase, as Markdown, to --out and, with --docs, into docs/simulation.md between
 its validation markers. Run it on a quiet machine: the real runs are the reference.
 
-    tools/validate_simulation.py [--calibrate] [--num-tsteps N] [--ranks 1,2] [--readme]
+    tools/validate_simulation.py [--calibrate] [--num-tsteps N] [--ranks 1,2] [--docs]
 
 Machines differ from day to day by more than the model's error, so --calibrate first measures
 the kernels again (tools/calibrate_compute.py into --calibration): the table then compares
@@ -22,7 +22,9 @@ import subprocess
 import sys
 import tempfile
 
-import yaml
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tools/: miniamr_results
+import miniamr_results  # noqa: E402
+from miniamr_results import system_python  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DECKS = ("expanding_sphere", "moving_sphere", "two_spheres")
@@ -30,6 +32,13 @@ PHASES = (("total", "total_time_max"), ("compute", "compute_time_ave"),
           ("comm", "total_comm_ave"), ("refine", "refine_time_ave"),
           ("balance", "time_total_load_bal_ave"))
 BEGIN, END = "<!-- simulation-validation:begin -->", "<!-- simulation-validation:end -->"
+
+
+def revision():
+    """The commit measured (`git describe`), as the figures' tables name it."""
+    out = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
+                         capture_output=True, text=True)
+    return out.stdout.strip() or "unknown"
 
 
 def env():
@@ -45,8 +54,7 @@ def run(cmd, folder):
                        capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"validate_simulation: {' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
-    with open(out) as f:
-        return yaml.safe_load(f)
+    return miniamr_results.load(out)
 
 
 def error(sim, real):
@@ -61,7 +69,8 @@ def main():
     ap.add_argument("--calibration", default=os.path.join(REPO, "platforms", "calibration.yaml"))
     ap.add_argument("--num-tsteps", type=int, default=0, help="timesteps (0: each deck's own)")
     ap.add_argument("--out", default=os.path.join(REPO, "docs", "simulation_validation.md"))
-    ap.add_argument("--readme", action="store_true", help="also put the table into README.md")
+    ap.add_argument("--docs", action="store_true",
+                    help="also put the table into docs/simulation.md")
     ap.add_argument("--calibrate", action="store_true",
                     help="first rewrite --calibration with tools/calibrate_compute.py")
     ap.add_argument("--ranks", default="1,2",
@@ -70,6 +79,7 @@ def main():
     ap.add_argument("--rows", default=os.path.join(REPO, "docs", "simulation_validation.json"),
                     help="the figures of every case measured so far (read, then updated)")
     a = ap.parse_args()
+    system_python.ensure("validate_simulation.py", ["yaml"])
     steps = ["--num_tsteps", str(a.num_tsteps)] if a.num_tsteps > 0 else []
     keep = [k for _, k in PHASES]
     cases = {}
@@ -123,23 +133,23 @@ def main():
     cmd = ("tools/validate_simulation.py" + (" --calibrate" if calibrated else "") +
            (f" --num-tsteps {n}" if n else ""))
     table = (f"Simulated minus real, relative to real, per phase (time loop of the slowest rank; "
-             f"phases averaged over ranks). Measured {when} by `{cmd}`; largest total error "
+             f"phases averaged over ranks). Measured {when} at commit {revision()} by `{cmd}`; largest total error "
              f"{100 * worst:.0f}%.\n\n" + head + "\n".join(lines) + "\n")
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out + ".tmp", "w") as f:
         f.write("# Simulation against real runs\n\n" + table)
     os.replace(a.out + ".tmp", a.out)
     print(table)
-    if a.readme:
-        readme = os.path.join(REPO, "README.md")
-        with open(readme) as f:
+    if a.docs:
+        page = os.path.join(REPO, "docs", "simulation.md")
+        with open(page) as f:
             text = f.read()
         if BEGIN not in text or END not in text:
-            sys.exit(f"validate_simulation: README.md has no {BEGIN} ... {END} block")
+            sys.exit(f"validate_simulation: {page} has no {BEGIN} ... {END} block")
         text = text[:text.index(BEGIN) + len(BEGIN)] + "\n" + table + text[text.index(END):]
-        with open(readme + ".tmp", "w") as f:
+        with open(page + ".tmp", "w") as f:
             f.write(text)
-        os.replace(readme + ".tmp", readme)
+        os.replace(page + ".tmp", page)
     return 0
 
 

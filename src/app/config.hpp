@@ -135,10 +135,11 @@ struct Config {
   std::string dump_graph_path;  // Graphviz DOT of the first timestep's graph ("" = none)
   int report_perf = 12;         // bit mask: 1 results.yaml, 2 results.txt, 4 end report, 8 progress
   Verbosity verbosity = Verbosity::kNormal;
-  int progress_every = 1;  // timesteps between progress lines
+  int progress_every = 1;          // timesteps between progress lines, at most
+  double progress_interval = 1.0;  // seconds between progress lines, at least (the last: always)
   int plot_freq = 0;
-  std::string plot_format = "text";  // text (the reference's plot.NNN) or xdmf (XDMF + HDF5)
-  std::string plot_vars;             // comma-separated variable indices for xdmf plots ("" = 0)
+  std::string plot_format = "text";  // text (the reference's plot.NNN), xdmf or vtkhdf (HDF5)
+  std::string plot_vars;             // comma-separated variable indices of HDF5 plots ("" = 0)
   std::string plot_dir = ".";        // the folder plot files go to, created when missing
   // --plot_vars as indices; throws UsageError when one is malformed or not below num_vars.
   std::vector<int> plot_variables() const;

@@ -70,12 +70,27 @@ using SizeSetter = void (*)(State&, Bytes);
 using Setter =
     std::variant<IntSetter, RealSetter, FlagSetter, ObjectSetter, TextSetter, SizeSetter>;
 
+// The topics --help groups the options under, in its order.
+enum class Group {
+  kRun,
+  kMesh,
+  kObjects,
+  kRuntime,
+  kBalancer,
+  kOutput,
+  kLaunch,
+  kCheckpoint,
+  kSimulation,
+  kCompatibility
+};
+
 struct OptionSpec {
   std::string_view name;  // without dashes; the deck key
   Setter set;
   std::string_view args;      // value names for the help text
-  std::string_view fallback;  // default, for the help text
+  std::string_view fallback;  // default, for the help text: what happens without the option
   std::string_view meaning;   // one line, for the help text
+  Group group;                // its topic in the help text
 };
 
 constexpr std::array<std::string_view, 14> kObjectFields{
@@ -114,91 +129,92 @@ void add_object(State& s, const Object& o) {
 // The option table: every option of the reference, in the order of its help text.
 // clang-format off
 constexpr std::array kOptions{
-  OptionSpec{"nx", IntSetter{[](State& s, int v) { s.config.nx = v; }}, "N", "10", "cells per block in x, even"},
-  OptionSpec{"ny", IntSetter{[](State& s, int v) { s.config.ny = v; }}, "N", "10", "cells per block in y, even"},
-  OptionSpec{"nz", IntSetter{[](State& s, int v) { s.config.nz = v; }}, "N", "10", "cells per block in z, even"},
-  OptionSpec{"init_x", IntSetter{[](State& s, int v) { s.config.init_x = v; }}, "N", "1", "root blocks per rank in x"},
-  OptionSpec{"init_y", IntSetter{[](State& s, int v) { s.config.init_y = v; }}, "N", "1", "root blocks per rank in y"},
-  OptionSpec{"init_z", IntSetter{[](State& s, int v) { s.config.init_z = v; }}, "N", "1", "root blocks per rank in z"},
-  OptionSpec{"npx", IntSetter{[](State& s, int v) { s.config.npx = v; }}, "N", "1", "ranks in x (npx*npy*npz = number of ranks)"},
-  OptionSpec{"npy", IntSetter{[](State& s, int v) { s.config.npy = v; }}, "N", "1", "ranks in y"},
-  OptionSpec{"npz", IntSetter{[](State& s, int v) { s.config.npz = v; }}, "N", "1", "ranks in z"},
-  OptionSpec{"max_blocks", IntSetter{[](State& s, int v) { s.config.max_blocks = v; s.config.max_blocks_given = true; }}, "N", "no cap", "most blocks one rank may hold"},
-  OptionSpec{"num_refine", IntSetter{[](State& s, int v) { s.config.num_refine = v; }}, "R", "5", "deepest level, 0..20 (0 = no refinement)"},
-  OptionSpec{"block_change", IntSetter{[](State& s, int v) { s.config.block_change = v; }}, "N", "num_refine", "refinement iterations per step after timestep 0"},
-  OptionSpec{"uniform_refine", IntSetter{[](State& s, int v) { s.config.uniform_refine = v; }}, "N", "0", "non-zero: refine all to num_refine at timestep 0 only"},
-  OptionSpec{"refine_freq", IntSetter{[](State& s, int v) { s.config.refine_freq = v; }}, "N", "5", "refine every N timesteps (0 = only at timestep 0)"},
-  OptionSpec{"inbalance", IntSetter{[](State& s, int v) { s.config.inbalance = v; }}, "P", "0", "rebalance when ranks differ by more than P%"},
-  OptionSpec{"lb_opt", IntSetter{[](State& s, int v) { s.config.lb_opt = v; }}, "N", "1", "balance 0 never, 1 after refinement, 2 every iteration"},
-  OptionSpec{"lb_weight", IntSetter{[](State& s, int v) { s.config.lb_weight = static_cast<LbWeight>(v); }}, "W", "0", "block weight for balancing: 0 one per block, 1 cost model, 2 measured time"},
-  OptionSpec{"num_vars", IntSetter{[](State& s, int v) { s.config.num_vars = v; }}, "N", "40", "variables per cell"},
-  OptionSpec{"comm_vars", IntSetter{[](State& s, int v) { s.config.comm_vars = v; }}, "N", "num_vars", "variables per ghost-exchange group (0 = all)"},
-  OptionSpec{"num_tsteps", IntSetter{[](State& s, int v) { s.config.num_tsteps = v; s.config.num_tsteps_given = true; }}, "N", "20", "number of timesteps"},
-  OptionSpec{"time", RealSetter{[](State& s, double v) { s.config.time = v; s.config.time_given = true; }}, "T", "unset", "run to simulated time T (automatic time step)"},
-  OptionSpec{"stages_per_ts", IntSetter{[](State& s, int v) { s.config.stages_per_ts = v; }}, "N", "20", "stencil stages per timestep"},
-  OptionSpec{"checksum_freq", IntSetter{[](State& s, int v) { s.config.checksum_freq = v; }}, "N", "5", "checksum every N stages (0 = never)"},
-  OptionSpec{"stencil", IntSetter{[](State& s, int v) { s.config.stencil = v; }}, "S", "7", "7 or 27 point, 0 = variable work (num_vars >= 8)"},
-  OptionSpec{"error_tol", IntSetter{[](State& s, int v) { s.config.error_tol = v; }}, "E", "8", "checksum relative tolerance is 10^-E"},
-  OptionSpec{"report_diffusion", FlagSetter{[](State& s, bool on) { s.config.report_diffusion = on; }}, "", "off", "print every checksum"},
-  OptionSpec{"report_perf", IntSetter{[](State& s, int v) { s.config.report_perf = v; }}, "M", "12", "bits: 1 results.yaml, 2 results.txt, 4 report, 8 progress"},
-  OptionSpec{"results", TextSetter{[](State& s, const std::string& v) { s.config.results_path = v; }}, "FILE", "results.yaml with --report_perf 1", "write the results file here (always)"},
-  OptionSpec{"results_format", TextSetter{[](State& s, const std::string& v) { s.config.results_format = v; }}, "yaml|json", "from the file name", "format of the results file"},
-  OptionSpec{"quiet", FlagSetter{[](State& s, bool on) { s.quiet = on; }}, "", "off", "print only errors and the summary line"},
-  OptionSpec{"verbose", FlagSetter{[](State& s, bool on) { s.verbose = on; }}, "", "off", "print the reference's detailed output (every block table, timestep, balance)"},
-  OptionSpec{"progress_every", IntSetter{[](State& s, int v) { s.config.progress_every = v; }}, "N", "1", "a progress line every N timesteps"},
-  OptionSpec{"plot_freq", IntSetter{[](State& s, int v) { s.config.plot_freq = v; }}, "N", "0", "plot at timestep 0 and every N timesteps (0 = never)"},
-  OptionSpec{"plot_format", TextSetter{[](State& s, const std::string& v) { s.config.plot_format = v; }}, "text|xdmf", "text", "plot files: the reference's text, or XDMF + HDF5 for ParaView"},
-  OptionSpec{"plot_vars", TextSetter{[](State& s, const std::string& v) { s.config.plot_vars = v; }}, "LIST", "0", "xdmf plots: comma-separated variables whose block means are written"},
-  OptionSpec{"plot_dir", TextSetter{[](State& s, const std::string& v) { s.config.plot_dir = v; }}, "DIR", ".", "the folder for plot files (created when missing)"},
-  OptionSpec{"code", IntSetter{[](State& s, int v) { s.config.code = v; }}, "N", "0", "accepted for compatibility: ghost messages always carry exactly the faces read"},
-  OptionSpec{"permute", FlagSetter{[](State& s, bool on) { s.config.permute = on; }}, "", "off", "accepted for compatibility: the exchange order is fixed (7-point: all axes at once)"},
-  OptionSpec{"kokkos", FlagSetter{[](State& s, bool on) { s.config.kokkos = on; }}, "", "off", "run the 7- and 27-point stencils with the Kokkos back end"},
-  OptionSpec{"isa", TextSetter{[](State& s, const std::string& v) { s.config.isa = v; }}, "LEVEL", "auto", "native kernels for x86-64, x86-64-v3 (AVX2) or x86-64-v4 (AVX-512); auto: the widest this machine runs"},
-  OptionSpec{"sweep_vars", IntSetter{[](State& s, int v) { s.config.sweep_vars = v; }}, "N", "4", "static runtime, 7-point stencil: variables filled and swept per pass over the blocks (at most a comm group)"},
-  OptionSpec{"chunk_vars", IntSetter{[](State& s, int v) { s.config.chunk_vars = v; }}, "N", "0", "variables kept together for the cache: the static runtime takes each chunk through every stage of a batch (--batch_tsteps), the dynamic one gives each its own task graph (0 = as many as fit 1 MiB on the fullest rank; num_vars = stage by stage)"},
-  OptionSpec{"batch_tsteps", IntSetter{[](State& s, int v) { s.config.batch_tsteps = v; }}, "N", "5", "static runtime: timesteps whose stages run as one batch, each cache chunk of variables through all of them (a refinement, plot or checkpoint step ends a batch; 1 = timestep by timestep)"},
-  OptionSpec{"map_ahead", IntSetter{[](State& s, int v) { s.config.map_ahead = v; }}, "0|1", "1", "1: while waiting for messages, map the block storage the next refinement step is expected to need (as much as the pool lent since the step before, at most); 0: map it when the step makes the blocks"},
-  OptionSpec{"blocking_send", FlagSetter{[](State& s, bool on) { s.config.blocking_send = on; }}, "", "off", "blocking sends instead of non-blocking ones"},
-  OptionSpec{"refine_ghost", FlagSetter{[](State& s, bool on) { s.config.refine_ghost = on; }}, "", "off", "objects also refine blocks whose ghost cells they reach"},
-  OptionSpec{"refine_ghosts", FlagSetter{[](State& s, bool on) { s.config.refine_ghost = on; }}, "", "off", "alias of --refine_ghost (the README's spelling)"},
-  OptionSpec{"change_dir", FlagSetter{[](State& s, bool on) { s.config.change_dir = on; }}, "", "off", "accepted for compatibility: ownership is a cut of the curve, not RCB"},
-  OptionSpec{"group_blocks", FlagSetter{[](State& s, bool on) { set_group(s, 1, on); }}, "", "off", "accepted for compatibility: no effect on the curve cut"},
-  OptionSpec{"break_ties", FlagSetter{[](State& s, bool on) { set_group(s, 2, on); }}, "", "off", "accepted for compatibility: no effect on the curve cut"},
-  OptionSpec{"limit_move", IntSetter{[](State& s, int v) { s.config.limit_move = v; }}, "P", "0", "accepted for compatibility: a rebalance always reaches the even cut"},
-  OptionSpec{"send_faces", FlagSetter{[](State& s, bool on) { s.config.send_faces = on; }}, "", "off", "accepted for compatibility: faces always go in one message per partner rank"},
-  OptionSpec{"rcb", FlagSetter{[](State& s, bool on) { set_lb(s, LbMethod::kRcb, on); }}, "", "on", "accepted for compatibility: a weighted cut of the Morton curve (the default)"},
-  OptionSpec{"morton", FlagSetter{[](State& s, bool on) { set_lb(s, LbMethod::kMorton, on); }}, "", "off", "load balance along the Morton curve"},
-  OptionSpec{"hilbert", FlagSetter{[](State& s, bool on) { set_lb(s, LbMethod::kHilbert, on); }}, "", "off", "load balance along the Hilbert curve"},
-  OptionSpec{"trunc_hilbert", FlagSetter{[](State& s, bool on) { set_lb(s, LbMethod::kTruncHilbert, on); }}, "", "off", "load balance along the truncated Hilbert curve"},
-  OptionSpec{"reorder", IntSetter{[](State& s, int v) { s.config.reorder = v; }}, "N", "-1", "accepted for compatibility: ranks follow the curve"},
-  OptionSpec{"runtime", TextSetter{[](State& s, const std::string& v) { s.config.runtime = v; }}, "NAME", "static", "static (MPI ranks, bulk-synchronous stages) or dynamic (tasks on futures)"},
-  OptionSpec{"threads", IntSetter{[](State& s, int v) { s.config.threads = v; s.config.threads_given = true; }}, "N", "OMP_NUM_THREADS or 1", "worker threads per rank"},
-  OptionSpec{"task_order_seed", IntSetter{[](State& s, int v) { s.config.task_order_seed = v; }}, "SEED", "0", "dynamic: run ready tasks in a random order from SEED (testing; 0 = off)"},
-  OptionSpec{"launch", TextSetter{[](State& s, const std::string& v) { s.config.launch = v; }}, "HOW", "mpirun", "mpirun: the launcher starts every rank; spawn: this one process spawns --workers more"},
-  OptionSpec{"workers", IntSetter{[](State& s, int v) { s.config.workers = v; s.config.workers_given = true; }}, "N", "none", "--launch spawn: worker processes to spawn (the run has N+1 ranks)"},
-  OptionSpec{"plan", TextSetter{[](State& s, const std::string& v) { s.config.plan = v; }}, "FILE|HOST:PORT", "none", "--launch spawn: the workers' hosts from a plan file or a plan server"},
-  OptionSpec{"plan_strict", FlagSetter{[](State& s, bool on) { s.config.plan_strict = on; }}, "", "off", "stop when the plan server fails, instead of using the launcher's mapping"},
-  OptionSpec{"plan_timeout", RealSetter{[](State& s, double v) { s.config.plan_timeout = v; }}, "S", "5", "seconds to wait for the plan server's answer"},
-  OptionSpec{"lb", TextSetter{[](State& s, const std::string& v) { s.config.lb = v; s.config.lb_given = true; }}, "NAME", "predictive", "dynamic balancer: none, diffusion, sfc, central, predictive"},
-  OptionSpec{"lb_threshold", RealSetter{[](State& s, double v) { s.config.lb_threshold = v; }}, "X", "1.10", "balance when max/mean predicted rank time exceeds X (>= 1)"},
-  OptionSpec{"lb_freq", IntSetter{[](State& s, int v) { s.config.lb_freq = v; }}, "N", "1", "consider balancing every N timesteps"},
-  OptionSpec{"lb_max_move", RealSetter{[](State& s, double v) { s.config.lb_max_move = v; }}, "F", "1", "central: move at most this fraction of the blocks (0 < F <= 1)"},
-  OptionSpec{"lb_log", TextSetter{[](State& s, const std::string& v) { s.config.lb_log_path = v; }}, "FILE", "none", "write one JSON line per balancing decision"},
-  OptionSpec{"lb_replay", TextSetter{[](State& s, const std::string& v) { s.config.lb_replay_path = v; }}, "FILE", "none", "apply the moves of an --lb_log file instead of deciding"},
-  OptionSpec{"lb_link_model", TextSetter{[](State& s, const std::string& v) { s.config.lb_link_model_path = v; }}, "FILE", "measured at start-up", "migration cost from a miniamr-netbench model file"},
-  OptionSpec{"slow_rank", TextSetter{[](State& s, const std::string& v) { s.config.slow_ranks.push_back(v); }}, "R[-R2]:F", "none", "rank R (or ranks R to R2) computes F times slower (busy-waits; repeatable)"},
-  OptionSpec{"noise", RealSetter{[](State& s, double v) { s.config.noise = v; }}, "SIGMA", "0", "seeded random extra delay per task, |N(0,SIGMA)| of its time"},
-  OptionSpec{"compute", TextSetter{[](State& s, const std::string& v) { s.config.compute = v; }}, "MODE", "real", "real: run the stencil kernels; model (simulation build): charge their calibrated cost instead"},
-  OptionSpec{"calibration", TextSetter{[](State& s, const std::string& v) { s.config.calibration_path = v; }}, "FILE", "none", "--compute model: seconds per cell-variable update per kernel (tools/calibrate_compute.py)"},
-  OptionSpec{"max_memory", SizeSetter{[](State& s, Bytes v) { s.config.max_memory = v.value; }}, "SIZE", "the node's available memory / its ranks", "memory one rank may use (e.g. 512M, 8G); bigger meshes are refused"},
-  OptionSpec{"checkpoint_freq", IntSetter{[](State& s, int v) { s.config.checkpoint_freq = v; }}, "N", "0", "write a checkpoint every N timesteps (0 = never)"},
-  OptionSpec{"checkpoint_dir", TextSetter{[](State& s, const std::string& v) { s.config.checkpoint_dir = v; }}, "DIR", "none", "folder of the checkpoints (created if missing)"},
-  OptionSpec{"checkpoint_keep", IntSetter{[](State& s, int v) { s.config.checkpoint_keep = v; }}, "K", "2", "keep the newest K checkpoints"},
-  OptionSpec{"restart", TextSetter{[](State& s, const std::string& v) { s.config.restart_path = v; }}, "DIR|FILE", "none", "continue from a checkpoint (the newest in DIR), on any rank count"},
-  OptionSpec{"trace", TextSetter{[](State& s, const std::string& v) { s.config.trace_path = v; }}, "FILE", "none", "write a Chrome trace (JSON, Perfetto) of every task and message"},
-  OptionSpec{"dump_graph", TextSetter{[](State& s, const std::string& v) { s.config.dump_graph_path = v; }}, "FILE", "none", "write the task graph of the first timestep as Graphviz DOT"},
-  OptionSpec{"num_objects", IntSetter{[](State& s, int v) { s.num_objects = v; s.num_objects_from_cli = s.in_cli; }}, "N", "unset", "number of --object options (optional, checked)"},
-  OptionSpec{"object", ObjectSetter{add_object}, "type bounce cx cy cz mx my mz sx sy sz ix iy iz", "none", "add a refinement object (repeatable)"},
+  OptionSpec{"nx", IntSetter{[](State& s, int v) { s.config.nx = v; }}, "N", "10", "cells per block in x, even", Group::kMesh},
+  OptionSpec{"ny", IntSetter{[](State& s, int v) { s.config.ny = v; }}, "N", "10", "cells per block in y, even", Group::kMesh},
+  OptionSpec{"nz", IntSetter{[](State& s, int v) { s.config.nz = v; }}, "N", "10", "cells per block in z, even", Group::kMesh},
+  OptionSpec{"init_x", IntSetter{[](State& s, int v) { s.config.init_x = v; }}, "N", "1", "root blocks in x per npx: the root grid is npx*init_x blocks in x", Group::kMesh},
+  OptionSpec{"init_y", IntSetter{[](State& s, int v) { s.config.init_y = v; }}, "N", "1", "root blocks in y per npy", Group::kMesh},
+  OptionSpec{"init_z", IntSetter{[](State& s, int v) { s.config.init_z = v; }}, "N", "1", "root blocks in z per npz", Group::kMesh},
+  OptionSpec{"npx", IntSetter{[](State& s, int v) { s.config.npx = v; }}, "N", "1", "the reference's ranks in x: here a factor of the root grid (npx*init_x blocks in x); any number of ranks runs it", Group::kMesh},
+  OptionSpec{"npy", IntSetter{[](State& s, int v) { s.config.npy = v; }}, "N", "1", "as --npx, in y", Group::kMesh},
+  OptionSpec{"npz", IntSetter{[](State& s, int v) { s.config.npz = v; }}, "N", "1", "as --npx, in z", Group::kMesh},
+  OptionSpec{"max_blocks", IntSetter{[](State& s, int v) { s.config.max_blocks = v; s.config.max_blocks_given = true; }}, "N", "no cap", "most blocks one rank may hold", Group::kMesh},
+  OptionSpec{"num_refine", IntSetter{[](State& s, int v) { s.config.num_refine = v; }}, "R", "5", "deepest level, 0..20 (0 = no refinement)", Group::kMesh},
+  OptionSpec{"block_change", IntSetter{[](State& s, int v) { s.config.block_change = v; }}, "N", "num_refine", "refinement iterations per step after timestep 0", Group::kMesh},
+  OptionSpec{"uniform_refine", IntSetter{[](State& s, int v) { s.config.uniform_refine = v; }}, "N", "0", "non-zero: refine all to num_refine at timestep 0 only", Group::kMesh},
+  OptionSpec{"refine_freq", IntSetter{[](State& s, int v) { s.config.refine_freq = v; }}, "N", "5", "refine every N timesteps (0 = only at timestep 0)", Group::kMesh},
+  OptionSpec{"inbalance", IntSetter{[](State& s, int v) { s.config.inbalance = v; }}, "P", "0", "static runtime: re-cut the curve when the ranks' blocks differ by more than P%", Group::kBalancer},
+  OptionSpec{"lb_opt", IntSetter{[](State& s, int v) { s.config.lb_opt = v; }}, "N", "1", "static runtime: re-cut the curve 0 never, 1 at each refinement step, 2 after every refinement iteration", Group::kBalancer},
+  OptionSpec{"lb_weight", IntSetter{[](State& s, int v) { s.config.lb_weight = static_cast<LbWeight>(v); }}, "W", "0", "static runtime: what a block weighs in the cut: 0 one per block, 1 a cost model, 2 its measured time", Group::kBalancer},
+  OptionSpec{"num_vars", IntSetter{[](State& s, int v) { s.config.num_vars = v; }}, "N", "40", "variables per cell", Group::kRun},
+  OptionSpec{"comm_vars", IntSetter{[](State& s, int v) { s.config.comm_vars = v; }}, "N", "num_vars", "variables per ghost-exchange group (0 = all)", Group::kRun},
+  OptionSpec{"num_tsteps", IntSetter{[](State& s, int v) { s.config.num_tsteps = v; s.config.num_tsteps_given = true; }}, "N", "20", "number of timesteps", Group::kRun},
+  OptionSpec{"time", RealSetter{[](State& s, double v) { s.config.time = v; s.config.time_given = true; }}, "T", "none: --num_tsteps timesteps", "run to simulated time T (automatic time step)", Group::kRun},
+  OptionSpec{"stages_per_ts", IntSetter{[](State& s, int v) { s.config.stages_per_ts = v; }}, "N", "20", "stencil stages per timestep", Group::kRun},
+  OptionSpec{"checksum_freq", IntSetter{[](State& s, int v) { s.config.checksum_freq = v; }}, "N", "5", "checksum every N stages (0 = never)", Group::kRun},
+  OptionSpec{"stencil", IntSetter{[](State& s, int v) { s.config.stencil = v; }}, "S", "7", "7 or 27 point, 0 = variable work (num_vars >= 8)", Group::kRun},
+  OptionSpec{"error_tol", IntSetter{[](State& s, int v) { s.config.error_tol = v; }}, "E", "8", "checksum relative tolerance is 10^-E", Group::kRun},
+  OptionSpec{"report_diffusion", FlagSetter{[](State& s, bool on) { s.config.report_diffusion = on; }}, "", "off", "print every checksum", Group::kOutput},
+  OptionSpec{"report_perf", IntSetter{[](State& s, int v) { s.config.report_perf = v; }}, "M", "12", "bits: 1 results.yaml, 2 results.txt, 4 report, 8 progress", Group::kOutput},
+  OptionSpec{"results", TextSetter{[](State& s, const std::string& v) { s.config.results_path = v; }}, "FILE", "results.yaml with --report_perf 1", "write the results file here (always)", Group::kOutput},
+  OptionSpec{"results_format", TextSetter{[](State& s, const std::string& v) { s.config.results_format = v; }}, "yaml|json", "from the file name", "format of the results file", Group::kOutput},
+  OptionSpec{"quiet", FlagSetter{[](State& s, bool on) { s.quiet = on; }}, "", "off", "print only errors and the summary line", Group::kOutput},
+  OptionSpec{"verbose", FlagSetter{[](State& s, bool on) { s.verbose = on; }}, "", "off", "print the reference's detailed output (every block table, timestep, balance)", Group::kOutput},
+  OptionSpec{"progress_every", IntSetter{[](State& s, int v) { s.config.progress_every = v; }}, "N", "1", "a progress line every N timesteps", Group::kOutput},
+  OptionSpec{"progress_interval", RealSetter{[](State& s, double v) { s.config.progress_interval = v; }}, "S", "1", "at least S seconds between progress lines (0: every line --progress_every picks); the last timestep's line always", Group::kOutput},
+  OptionSpec{"plot_freq", IntSetter{[](State& s, int v) { s.config.plot_freq = v; }}, "N", "0", "plot at timestep 0 and every N timesteps (0 = never)", Group::kOutput},
+  OptionSpec{"plot_format", TextSetter{[](State& s, const std::string& v) { s.config.plot_format = v; }}, "text|xdmf|vtkhdf", "text", "plot files: the reference's text (block levels and centres), XDMF + HDF5 (blocks and cells), or VTKHDF (cells; VTK's own HDF5 format), each with a time-series index for ParaView", Group::kOutput},
+  OptionSpec{"plot_vars", TextSetter{[](State& s, const std::string& v) { s.config.plot_vars = v; }}, "LIST", "0", "xdmf and vtkhdf plots: comma-separated variables whose cell values (and xdmf: block means) are written", Group::kOutput},
+  OptionSpec{"plot_dir", TextSetter{[](State& s, const std::string& v) { s.config.plot_dir = v; }}, "DIR", ".", "the folder for plot files (created when missing)", Group::kOutput},
+  OptionSpec{"code", IntSetter{[](State& s, int v) { s.config.code = v; }}, "N", "0", "the reference's message layout (0-2); here ghost messages always carry exactly the faces read", Group::kCompatibility},
+  OptionSpec{"permute", FlagSetter{[](State& s, bool on) { s.config.permute = on; }}, "", "off", "the reference's random order of exchange directions; here the order is fixed", Group::kCompatibility},
+  OptionSpec{"kokkos", FlagSetter{[](State& s, bool on) { s.config.kokkos = on; }}, "", "off", "run the 7- and 27-point stencils with the Kokkos back end", Group::kRuntime},
+  OptionSpec{"isa", TextSetter{[](State& s, const std::string& v) { s.config.isa = v; }}, "LEVEL", "auto", "native kernels for x86-64, x86-64-v3 (AVX2) or x86-64-v4 (AVX-512); auto: the widest this machine runs", Group::kRuntime},
+  OptionSpec{"sweep_vars", IntSetter{[](State& s, int v) { s.config.sweep_vars = v; }}, "N", "4", "static runtime, 7-point stencil: variables filled and swept per pass over the blocks (at most a comm group)", Group::kRuntime},
+  OptionSpec{"chunk_vars", IntSetter{[](State& s, int v) { s.config.chunk_vars = v; }}, "N", "0", "variables kept together for the cache: the static runtime takes each chunk through every stage of a batch (--batch_tsteps), the dynamic one gives each its own task graph (0 = as many as fit 1 MiB on the fullest rank; num_vars = stage by stage)", Group::kRuntime},
+  OptionSpec{"batch_tsteps", IntSetter{[](State& s, int v) { s.config.batch_tsteps = v; }}, "N", "5", "static runtime: timesteps whose stages run as one batch, each cache chunk of variables through all of them (a refinement, plot or checkpoint step ends a batch; 1 = timestep by timestep)", Group::kRuntime},
+  OptionSpec{"map_ahead", IntSetter{[](State& s, int v) { s.config.map_ahead = v; }}, "0|1", "1", "1: while waiting for messages, map the block storage the next refinement step is expected to need (as much as the pool lent since the step before, at most); 0: map it when the step makes the blocks", Group::kRuntime},
+  OptionSpec{"blocking_send", FlagSetter{[](State& s, bool on) { s.config.blocking_send = on; }}, "", "off", "blocking sends instead of non-blocking ones", Group::kRuntime},
+  OptionSpec{"refine_ghost", FlagSetter{[](State& s, bool on) { s.config.refine_ghost = on; }}, "", "off", "objects also refine blocks whose ghost cells they reach", Group::kMesh},
+  OptionSpec{"refine_ghosts", FlagSetter{[](State& s, bool on) { s.config.refine_ghost = on; }}, "", "off", "alias of --refine_ghost (the reference README's spelling)", Group::kMesh},
+  OptionSpec{"change_dir", FlagSetter{[](State& s, bool on) { s.config.change_dir = on; }}, "", "off", "an RCB option of the reference; here ownership is a cut of the curve", Group::kCompatibility},
+  OptionSpec{"group_blocks", FlagSetter{[](State& s, bool on) { set_group(s, 1, on); }}, "", "off", "an RCB option of the reference; no effect on the curve cut", Group::kCompatibility},
+  OptionSpec{"break_ties", FlagSetter{[](State& s, bool on) { set_group(s, 2, on); }}, "", "off", "an RCB option of the reference; no effect on the curve cut", Group::kCompatibility},
+  OptionSpec{"limit_move", IntSetter{[](State& s, int v) { s.config.limit_move = v; }}, "P", "0", "the reference's cap on the blocks a rebalance moves; here a rebalance reaches the even cut", Group::kCompatibility},
+  OptionSpec{"send_faces", FlagSetter{[](State& s, bool on) { s.config.send_faces = on; }}, "", "off", "the reference's message per face; here faces go in one message per partner rank", Group::kCompatibility},
+  OptionSpec{"rcb", FlagSetter{[](State& s, bool on) { set_lb(s, LbMethod::kRcb, on); }}, "", "the curve cut", "the reference's recursive coordinate bisection: not implemented; ownership stays the weighted cut of the curve (--morton, --hilbert)", Group::kCompatibility},
+  OptionSpec{"morton", FlagSetter{[](State& s, bool on) { set_lb(s, LbMethod::kMorton, on); }}, "", "on", "ranks own ranges of the Morton curve (the default)", Group::kBalancer},
+  OptionSpec{"hilbert", FlagSetter{[](State& s, bool on) { set_lb(s, LbMethod::kHilbert, on); }}, "", "off: Morton", "ranks own ranges of a Hilbert curve instead of Morton's", Group::kBalancer},
+  OptionSpec{"trunc_hilbert", FlagSetter{[](State& s, bool on) { set_lb(s, LbMethod::kTruncHilbert, on); }}, "", "off: Morton", "the same Hilbert curve as --hilbert (the reference's truncated Hilbert order)", Group::kBalancer},
+  OptionSpec{"reorder", IntSetter{[](State& s, int v) { s.config.reorder = v; }}, "N", "-1", "the reference's reordering of ranks; here ranks follow the curve", Group::kCompatibility},
+  OptionSpec{"runtime", TextSetter{[](State& s, const std::string& v) { s.config.runtime = v; }}, "NAME", "static", "static (MPI ranks, bulk-synchronous stages) or dynamic (tasks on futures)", Group::kRuntime},
+  OptionSpec{"threads", IntSetter{[](State& s, int v) { s.config.threads = v; s.config.threads_given = true; }}, "N", "OMP_NUM_THREADS or 1", "worker threads per rank", Group::kRuntime},
+  OptionSpec{"task_order_seed", IntSetter{[](State& s, int v) { s.config.task_order_seed = v; }}, "SEED", "0", "dynamic: run ready tasks in a random order from SEED (testing; 0 = off)", Group::kRuntime},
+  OptionSpec{"launch", TextSetter{[](State& s, const std::string& v) { s.config.launch = v; }}, "HOW", "mpirun", "mpirun: the launcher starts every rank; spawn: this one process spawns --workers more", Group::kLaunch},
+  OptionSpec{"workers", IntSetter{[](State& s, int v) { s.config.workers = v; s.config.workers_given = true; }}, "N", "none", "--launch spawn: worker processes to spawn (the run has N+1 ranks)", Group::kLaunch},
+  OptionSpec{"plan", TextSetter{[](State& s, const std::string& v) { s.config.plan = v; }}, "FILE|HOST:PORT", "none", "--launch spawn: the workers' hosts from a plan file or a plan server", Group::kLaunch},
+  OptionSpec{"plan_strict", FlagSetter{[](State& s, bool on) { s.config.plan_strict = on; }}, "", "off", "stop when the plan server fails, instead of using the launcher's mapping", Group::kLaunch},
+  OptionSpec{"plan_timeout", RealSetter{[](State& s, double v) { s.config.plan_timeout = v; }}, "S", "5", "seconds to wait for the plan server's answer", Group::kLaunch},
+  OptionSpec{"lb", TextSetter{[](State& s, const std::string& v) { s.config.lb = v; s.config.lb_given = true; }}, "NAME", "predictive", "dynamic balancer: none, diffusion, sfc, central, predictive", Group::kBalancer},
+  OptionSpec{"lb_threshold", RealSetter{[](State& s, double v) { s.config.lb_threshold = v; }}, "X", "1.10", "balance when max/mean predicted rank time exceeds X (>= 1)", Group::kBalancer},
+  OptionSpec{"lb_freq", IntSetter{[](State& s, int v) { s.config.lb_freq = v; }}, "N", "1", "consider balancing every N timesteps", Group::kBalancer},
+  OptionSpec{"lb_max_move", RealSetter{[](State& s, double v) { s.config.lb_max_move = v; }}, "F", "1", "central: move at most this fraction of the blocks (0 < F <= 1)", Group::kBalancer},
+  OptionSpec{"lb_log", TextSetter{[](State& s, const std::string& v) { s.config.lb_log_path = v; }}, "FILE", "none", "write one JSON line per balancing decision", Group::kBalancer},
+  OptionSpec{"lb_replay", TextSetter{[](State& s, const std::string& v) { s.config.lb_replay_path = v; }}, "FILE", "none", "apply the moves of an --lb_log file instead of deciding", Group::kBalancer},
+  OptionSpec{"lb_link_model", TextSetter{[](State& s, const std::string& v) { s.config.lb_link_model_path = v; }}, "FILE", "measured at start-up", "migration cost from a miniamr-netbench model file", Group::kBalancer},
+  OptionSpec{"slow_rank", TextSetter{[](State& s, const std::string& v) { s.config.slow_ranks.push_back(v); }}, "R[-R2]:F", "none", "rank R (or ranks R to R2) computes F times slower (busy-waits; repeatable)", Group::kRuntime},
+  OptionSpec{"noise", RealSetter{[](State& s, double v) { s.config.noise = v; }}, "SIGMA", "0", "seeded random extra delay per task, |N(0,SIGMA)| of its time", Group::kRuntime},
+  OptionSpec{"compute", TextSetter{[](State& s, const std::string& v) { s.config.compute = v; }}, "MODE", "real", "real: run the stencil kernels; model (simulation build): charge their calibrated cost instead", Group::kSimulation},
+  OptionSpec{"calibration", TextSetter{[](State& s, const std::string& v) { s.config.calibration_path = v; }}, "FILE", "none", "--compute model: seconds per cell-variable update per kernel (tools/calibrate_compute.py)", Group::kSimulation},
+  OptionSpec{"max_memory", SizeSetter{[](State& s, Bytes v) { s.config.max_memory = v.value; }}, "SIZE", "the node's available memory / its ranks", "memory one rank may use (e.g. 512M, 8G); bigger meshes are refused", Group::kRun},
+  OptionSpec{"checkpoint_freq", IntSetter{[](State& s, int v) { s.config.checkpoint_freq = v; }}, "N", "0", "write a checkpoint every N timesteps (0 = never)", Group::kCheckpoint},
+  OptionSpec{"checkpoint_dir", TextSetter{[](State& s, const std::string& v) { s.config.checkpoint_dir = v; }}, "DIR", "none", "folder of the checkpoints (created if missing)", Group::kCheckpoint},
+  OptionSpec{"checkpoint_keep", IntSetter{[](State& s, int v) { s.config.checkpoint_keep = v; }}, "K", "2", "keep the newest K checkpoints", Group::kCheckpoint},
+  OptionSpec{"restart", TextSetter{[](State& s, const std::string& v) { s.config.restart_path = v; }}, "DIR|FILE", "none", "continue from a checkpoint (the newest in DIR), on any rank count", Group::kCheckpoint},
+  OptionSpec{"trace", TextSetter{[](State& s, const std::string& v) { s.config.trace_path = v; }}, "FILE", "none", "write a Chrome trace (JSON, Perfetto) of every task and message", Group::kOutput},
+  OptionSpec{"dump_graph", TextSetter{[](State& s, const std::string& v) { s.config.dump_graph_path = v; }}, "FILE", "none", "write the task graph of the first timestep as Graphviz DOT", Group::kOutput},
+  OptionSpec{"num_objects", IntSetter{[](State& s, int v) { s.num_objects = v; s.num_objects_from_cli = s.in_cli; }}, "N", "the --object options given", "number of --object options (optional, checked)", Group::kObjects},
+  OptionSpec{"object", ObjectSetter{add_object}, "type bounce cx cy cz mx my mz sx sy sz ix iy iz", "none", "add a refinement object (repeatable)", Group::kObjects},
 };
 // clang-format on
 
@@ -653,12 +669,13 @@ void check_compute(const Config& c) {
   // checkpoints need parallel HDF5 over the real Open MPI.
   if (c.launch == "spawn")
     fail("--launch spawn is not available in the simulation build (SMPI cannot spawn ranks)");
-  if (c.checkpoint_freq > 0 || !c.restart_path.empty() || c.plot_format == "xdmf")
+  if (c.checkpoint_freq > 0 || !c.restart_path.empty() || c.plot_format != "text")
     fail(fmt::format(
         "{} is not available in the simulation build (its files need parallel HDF5 over the real "
         "MPI library)",
-        c.checkpoint_freq > 0 ? "--checkpoint_freq"
-                              : (!c.restart_path.empty() ? "--restart" : "--plot_format xdmf")));
+        c.checkpoint_freq > 0
+            ? "--checkpoint_freq"
+            : (!c.restart_path.empty() ? "--restart" : "--plot_format " + c.plot_format)));
   if (c.threads_given && c.threads > 1)
     fail(
         fmt::format("--threads {}: the simulation build runs one worker thread per simulated "
@@ -695,12 +712,17 @@ void check_time_loop(const Config& c) {
   check_at_least("checksum_freq", c.checksum_freq, 0);
   check_at_least("error_tol", c.error_tol, 0);
   check_at_least("plot_freq", c.plot_freq, 0);
-  if (c.plot_format != "text" && c.plot_format != "xdmf")
-    fail(fmt::format("--plot_format must be text or xdmf, got {}", shown(c.plot_format)));
+  if (c.plot_format != "text" && c.plot_format != "xdmf" && c.plot_format != "vtkhdf")
+    fail(fmt::format("--plot_format must be text, xdmf or vtkhdf, got {}", shown(c.plot_format)));
   (void)c.plot_variables();  // throws on a malformed --plot_vars
-  if (!c.plot_vars.empty() && c.plot_format != "xdmf")
-    fail("--plot_vars chooses the variables of xdmf plots: add --plot_format xdmf");
+  if (!c.plot_vars.empty() && c.plot_format == "text")
+    fail(
+        "--plot_vars chooses the variables of xdmf and vtkhdf plots: add --plot_format xdmf or "
+        "vtkhdf");
   check_at_least("progress_every", c.progress_every, 1);
+  if (!(c.progress_interval >= 0 && c.progress_interval <= 86400))
+    fail(
+        fmt::format("--progress_interval must be 0 to 86400 seconds, got {}", c.progress_interval));
   if (!c.results_format.empty() && c.results_format != "yaml" && c.results_format != "json")
     fail(fmt::format("--results_format must be yaml or json, got {}", shown(c.results_format)));
   check_range("report_perf", c.report_perf, 0, 15);
@@ -821,34 +843,87 @@ ParsedOptions parse_options(std::span<const std::string> args, const DeckReader&
   return parsed;
 }
 
-std::string help_text() {
-  constexpr std::size_t kHeadWidth = 24;
-  std::string text =
-      "usage: miniamr [DECK] [--option value ...]\n"
-      "\n"
-      "DECK is an optional input file of 'key = value' lines using the option names below\n"
-      "without dashes (e.g. 'nx = 16', 'permute = true', one 'object = ...' line per object);\n"
-      "'#' starts a comment. Options on the command line override the deck; any --object there\n"
-      "replaces all of the deck's objects.\n"
-      "\n"
-      "options:\n";
-  for (const OptionSpec& spec : kOptions) {
-    const std::string head = fmt::format("--{} {}", spec.name, spec.args);
-    // A head wider than its column (--object) gets the meaning on a line of its own.
-    const std::string_view gap = head.size() < kHeadWidth ? "" : "\n                          ";
-    text += fmt::format("  {:<{}}{} {} [default: {}]\n", head, kHeadWidth, gap, spec.meaning,
-                        spec.fallback);
+namespace {
+
+// The help text's topics, in Group's order: a heading and what the options there decide.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kGroups{{
+    {"run", "What is computed, and for how long"},
+    {"mesh", "The root grid, the blocks and how they refine"},
+    {"objects", "The shapes that move through the domain and drive refinement"},
+    {"runtime", "Who runs the stages, on how many threads, with which kernels"},
+    {"balancer",
+     "Who owns which blocks: the static runtime's cut of the curve, the dynamic "
+     "runtime's balancer"},
+    {"output", "What rank 0 prints, and the files the run writes"},
+    {"launch", "How the ranks start: all by the launcher, or spawned by one process"},
+    {"checkpoint", "Saving the run, and continuing it"},
+    {"simulation", "The SimGrid build: modelled kernels on simulated ranks"},
+    {"compatibility",
+     "Options of the reference miniAMR, accepted so that its command lines run; none changes "
+     "what runs here (a run given one says so)"},
+}};
+
+// `text` as lines of at most `width` characters, each after `indent` spaces but the first.
+std::string wrapped(std::string_view text, std::size_t indent, std::size_t width) {
+  std::string out, line;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view word = text.substr(start, end - start);
+    if (!line.empty() && indent + line.size() + 1 + word.size() > width) {
+      out += line + "\n" + std::string(indent, ' ');
+      line.clear();
+    }
+    if (!line.empty()) line += ' ';
+    line += word;
+    start = end + 1;
   }
+  return out + line;
+}
+
+}  // namespace
+
+std::string help_text() {
+  constexpr std::size_t kHeadWidth = 24, kIndent = kHeadWidth + 3, kWidth = 79;
+  std::string text = "usage: miniamr [DECK] [--option value ...]\n\n" +
+                     wrapped(
+                         "DECK is an optional input file of 'key = value' lines using the "
+                         "option names below without dashes (e.g. 'nx = 16', 'permute = "
+                         "true', one 'object = ...' line per object); '#' starts a comment. "
+                         "Options on the command line override the deck; any --object there "
+                         "replaces all of the deck's objects. Run it under mpirun (any "
+                         "number of ranks), or alone.",
+                         0, kWidth) +
+                     "\n";
+  for (std::size_t g = 0; g < kGroups.size(); ++g) {
+    text += fmt::format("\n{} options:\n  {}.\n\n", kGroups[g].first,
+                        wrapped(kGroups[g].second, 2, kWidth));
+    for (const OptionSpec& spec : kOptions) {
+      if (spec.group != static_cast<Group>(g)) continue;
+      const std::string head = fmt::format("--{} {}", spec.name, spec.args);
+      // A head wider than its column (--object) gets the meaning on a line of its own.
+      const std::string gap = head.size() < kHeadWidth ? "" : "\n" + std::string(kIndent - 1, ' ');
+      text += fmt::format(
+          "  {:<{}}{} {}\n", head, kHeadWidth, gap,
+          wrapped(fmt::format("{} [default: {}]", spec.meaning, spec.fallback), kIndent, kWidth));
+    }
+  }
+  text += "\nother options:\n";
   text += fmt::format("  {:<{}} {}\n", "--help, -h", kHeadWidth, "print this text and exit");
   text += fmt::format("  {:<{}} {}\n", "--version", kHeadWidth,
-                      "print the version, git revision, compiler and libraries, and exit");
+                      wrapped("print the version, git revision, compiler and libraries, and exit",
+                              kIndent, kWidth));
   text +=
       "\n"
-      "object types: 0 box surface, 1 solid box, 2 spheroid surface, 3 solid spheroid,\n"
-      "  4..15 hemispheroids (even surface, odd solid; 4/5 +x half, 6/7 -x, 8/9 +y, 10/11 -y,\n"
+      "object types (--object's first value):\n"
+      "  0 box surface, 1 solid box, 2 spheroid surface, 3 solid spheroid, 4..15\n"
+      "  hemispheroids (even surface, odd solid; 4/5 +x half, 6/7 -x, 8/9 +y, 10/11 -y,\n"
       "  12/13 +z, 14/15 -z), 20..25 cylinders along x, y, z (even surface, odd solid).\n"
-      "bounce: 0 none, 1 the centre reflects off the domain walls, 2 edge bounce (a no-op in the\n"
-      "  reference miniAMR).\n";
+      "\n"
+      "bounce modes (its second value):\n"
+      "  0 none, 1 the centre reflects off the domain walls, 2 edge bounce (a no-op in\n"
+      "  the reference miniAMR, and so here).\n";
   return text;
 }
 

@@ -23,12 +23,19 @@ std::string in_plot_dir(const Config& config, std::string_view name) {
 
 std::string first_plot_path(const Config& config) {
   const std::string name = plot_file_name(config, 0);
-  return config.plot_format == "xdmf" ? in_plot_dir(config, name + ".h5")
-                                      : in_plot_dir(config, name);
+  if (config.plot_format == "xdmf") return in_plot_dir(config, name + ".h5");
+  if (config.plot_format == "vtkhdf") return in_plot_dir(config, name + ".vtkhdf");
+  return in_plot_dir(config, name);
 }
 
 std::string xdmf_index_path(const Config& config) {
   return in_plot_dir(config, "plot.xmf");
+}
+
+std::string plot_index_path(const Config& config) {
+  if (config.plot_format == "xdmf") return xdmf_index_path(config);
+  if (config.plot_format == "vtkhdf") return in_plot_dir(config, "plot.vtkhdf.series");
+  return {};
 }
 
 std::string make_plot_dir(const Config& config) {

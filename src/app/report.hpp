@@ -1,4 +1,5 @@
-// The end report: the reference's Summary line on stdout and a valid results.yaml.
+// The end report of a run, gathered on rank 0 (report.cpp), as text with the reference's
+// Summary line (report_text.cpp) and as the results file (results_file.cpp).
 #pragma once
 
 #include <cstdint>
@@ -31,8 +32,10 @@ struct Report {
   runtime::LinkModel link;  // its price of moving data
   bool balanced_dynamically = false;
   // Per rank, seconds: busy in stage work, in halo communication (dynamic: waiting for work),
-  // and the rest of the time loop outside stages, refinement and balancing.
+  // in checksum reductions, refinement and balancing, and the rest of the time loop (idle);
+  // together the time loop.
   std::vector<double> busy_per_rank, comm_per_rank, idle_per_rank;
+  std::vector<double> checksum_per_rank, refine_per_rank, balance_per_rank;
   std::vector<double> blocks_per_rank, peak_rss_per_rank;  // final blocks; bytes
   // How the ranks started (mpirun or spawn) and where each runs: its host as MPI names it and,
   // for a spawned worker placed by a plan, the host the plan gave it ("" otherwise).
@@ -67,8 +70,8 @@ std::string summary_line(const Report& report);
 // The results file's schema: raised when a key changes meaning or goes away.
 constexpr int kResultsSchemaVersion = 1;
 
-// The texts of results.yaml (or its JSON form) and results.txt (run.cpp writes them through
-// write_on_root).
+// The texts of results.yaml (or its JSON form, the same keys: tools/miniamr_results/
+// results_keys.txt lists them) and results.txt (run.cpp writes them through write_on_root).
 std::string results_yaml(const Report& report);
 std::string results_json(const Report& report);
 std::string results_txt(const Report& report);

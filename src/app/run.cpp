@@ -99,7 +99,7 @@ void check_output_paths(const Config& config, MPI_Comm comm, bool root) {
   if (config.report_perf & 2) outputs.emplace_back("--report_perf 2", "results.txt");
   if (config.plot_freq > 0) {
     outputs.emplace_back("--plot_freq", first_plot_path(config));
-    if (config.plot_format == "xdmf") outputs.emplace_back("--plot_freq", xdmf_index_path(config));
+    if (config.plot_format != "text") outputs.emplace_back("--plot_freq", plot_index_path(config));
   }
   if (config.checkpoint_freq > 0)
     outputs.emplace_back("--checkpoint_dir", checkpoint_path(config.checkpoint_dir, 0) + ".tmp");

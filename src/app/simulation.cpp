@@ -86,9 +86,9 @@ RunPoint Simulation::restore() {
   stats_.max_blocks_rank = std::int64_t(domain_.blocks.size());
   global_blocks_ = comm.sum(std::int64_t(domain_.blocks.size()));
   runtime_.mesh_changed(domain_);
-  if (config_.plot_freq > 0 && config_.plot_format == "xdmf") {
-    xdmf_plot_ = std::make_unique<XdmfPlot>(config_);
-    xdmf_plot_->resume(comm, p.timestep);
+  if (config_.plot_freq > 0 && config_.plot_format != "text") {
+    field_plot_ = make_field_plot(config_);
+    field_plot_->resume(comm, p.timestep);
   }
   return p;
 }
@@ -521,12 +521,12 @@ void Simulation::check_sums(const std::vector<double>& sums) {
 }
 
 void Simulation::write_plot(int ts, double time) {
-  if (config_.plot_format != "xdmf") {
+  if (config_.plot_format == "text") {
     write_text_plot(ts);
     return;
   }
-  if (!xdmf_plot_) xdmf_plot_ = std::make_unique<XdmfPlot>(config_);
-  xdmf_plot_->write(domain_, runtime_.comm(), ts, time);
+  if (!field_plot_) field_plot_ = make_field_plot(config_);
+  field_plot_->write(domain_, runtime_.comm(), ts, time);
 }
 
 void Simulation::write_text_plot(int ts) const {
@@ -617,7 +617,7 @@ void Simulation::run() {
 
   const double updates_per_block =
       double(domain_.shape.interior_cells()) * config_.num_vars * config_.stages_per_ts;
-  progress.start();
+  progress.start(first_ts, objects_, delta);
   int batch_first = first_ts, batch_end = first_ts - 1;  // the timesteps of the last batch
   for (int ts = first_ts;; ++ts) {
     timestep_ = ts;

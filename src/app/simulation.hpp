@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "app/config.hpp"
+#include "app/field_plot.hpp"
 #include "app/load_balancer.hpp"
 #include "app/memory_budget.hpp"
 #include "app/run_stats.hpp"
-#include "app/xdmf_plot.hpp"
 #include "runtime/domain.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/trace.hpp"
@@ -120,7 +120,7 @@ class Simulation {
   std::vector<std::vector<double>> batch_totals_;  // per stage of the last batch: checksums
   RunStats stats_;
   std::unique_ptr<LoadBalancer> balancer_;
-  std::unique_ptr<XdmfPlot> xdmf_plot_;  // with --plot_format xdmf
+  std::unique_ptr<FieldPlot> field_plot_;  // with --plot_format xdmf or vtkhdf
 };
 
 }  // namespace miniamr::app

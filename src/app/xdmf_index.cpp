@@ -14,6 +14,14 @@ std::string mean_dataset(int var) {
   return fmt::format("cells/{}", mean_name(var));
 }
 
+std::string cell_value_name(int var) {
+  return fmt::format("var{}", var);
+}
+
+std::string cell_value_dataset(int var) {
+  return fmt::format("cell_data/{}", cell_value_name(var));
+}
+
 }  // namespace xdmf_layout
 
 namespace {
@@ -28,12 +36,27 @@ std::string data_item(const XdmfStep& step, std::string_view dataset, std::int64
       rows, width, type, precision, step.h5_name, dataset);
 }
 
-std::string cell_attribute(const XdmfStep& step, std::string_view name, std::string_view kind,
-                           std::string_view dataset, int width, std::string_view type,
-                           int precision) {
+std::string cell_attribute(const XdmfStep& step, std::int64_t rows, std::string_view name,
+                           std::string_view kind, std::string_view dataset, int width,
+                           std::string_view type, int precision) {
   return fmt::format("      <Attribute Name=\"{}\" AttributeType=\"{}\" Center=\"Cell\">\n", name,
                      kind) +
-         data_item(step, dataset, step.blocks, width, type, precision) + "      </Attribute>\n";
+         data_item(step, dataset, rows, width, type, precision) + "      </Attribute>\n";
+}
+
+// One step's grid: its time, hexahedra and points.
+std::string grid_head(const XdmfStep& s, std::int64_t cells, std::int64_t points,
+                      std::string_view hexahedra, std::string_view xyz, int xyz_precision) {
+  // Times are written with 17 significant digits so that the reader sees the run's values.
+  std::string text =
+      fmt::format("    <Grid Name=\"timestep {}\" GridType=\"Uniform\">\n", s.timestep);
+  text += fmt::format("      <Time Value=\"{:.17g}\"/>\n", s.time);
+  text +=
+      fmt::format("      <Topology TopologyType=\"Hexahedron\" NumberOfElements=\"{}\">\n", cells);
+  text += data_item(s, hexahedra, cells, 8, "Int", 8) + "      </Topology>\n";
+  text += "      <Geometry GeometryType=\"XYZ\">\n";
+  text += data_item(s, xyz, points, 3, "Float", xyz_precision) + "      </Geometry>\n";
+  return text;
 }
 
 }  // namespace
@@ -45,21 +68,28 @@ std::string xdmf_index_text(std::span<const XdmfStep> steps, std::span<const int
       "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
       "<Xdmf Version=\"2.0\">\n"
       "  <Domain>\n"
-      "    <Grid Name=\"miniamr\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+      "    <Grid Name=\"blocks\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
   for (const XdmfStep& s : steps) {
-    // Times are written with 17 significant digits so that the reader sees the run's values.
-    text += fmt::format("    <Grid Name=\"timestep {}\" GridType=\"Uniform\">\n", s.timestep);
-    text += fmt::format("      <Time Value=\"{:.17g}\"/>\n", s.time);
-    text += fmt::format("      <Topology TopologyType=\"Hexahedron\" NumberOfElements=\"{}\">\n",
-                        s.blocks);
-    text += data_item(s, L::kHexahedra, s.blocks, 8, "Int", 8) + "      </Topology>\n";
-    text += "      <Geometry GeometryType=\"XYZ\">\n";
-    text += data_item(s, L::kPoints, 8 * s.blocks, 3, "Float", 8) + "      </Geometry>\n";
-    text += cell_attribute(s, "level", "Scalar", L::kLevel, 1, "Int", 4);
-    text += cell_attribute(s, "rank", "Scalar", L::kRank, 1, "Int", 4);
-    text += cell_attribute(s, "key", "Matrix", L::kKey, 4, "UInt", 4);
+    text += grid_head(s, s.blocks, 8 * s.blocks, L::kHexahedra, L::kPoints, 8);
+    text += cell_attribute(s, s.blocks, "level", "Scalar", L::kLevel, 1, "Int", 4);
+    text += cell_attribute(s, s.blocks, "rank", "Scalar", L::kRank, 1, "Int", 4);
+    text += cell_attribute(s, s.blocks, "key", "Matrix", L::kKey, 4, "UInt", 4);
     for (const int v : vars)
-      text += cell_attribute(s, L::mean_name(v), "Scalar", L::mean_dataset(v), 1, "Float", 8);
+      text +=
+          cell_attribute(s, s.blocks, L::mean_name(v), "Scalar", L::mean_dataset(v), 1, "Float", 8);
+    text += "    </Grid>\n";
+  }
+  text += "    </Grid>\n";
+  text += "    <Grid Name=\"cells\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+  for (const XdmfStep& s : steps) {
+    if (s.cells_per_block == 0) continue;
+    const std::int64_t cells = s.blocks * s.cells_per_block;
+    text +=
+        grid_head(s, cells, s.blocks * s.points_per_block, L::kCellHexahedra, L::kCellPoints, 4);
+    text += cell_attribute(s, cells, "level", "Scalar", L::kCellLevel, 1, "UChar", 1);
+    for (const int v : vars)
+      text += cell_attribute(s, cells, L::cell_value_name(v), "Scalar", L::cell_value_dataset(v), 1,
+                             "Float", 8);
     text += "    </Grid>\n";
   }
   text +=

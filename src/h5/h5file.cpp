@@ -63,6 +63,10 @@ template <>
 hid_t memory_type<std::uint8_t>() {
   return H5T_NATIVE_UINT8;
 }
+template <>
+hid_t memory_type<float>() {
+  return H5T_NATIVE_FLOAT;
+}
 
 void File::fail(std::string_view what, std::string_view object) const {
   throw Error(fmt::format("{}: {}{}{}", path_, what, object.empty() ? "" : " ", object));
@@ -95,8 +99,21 @@ File File::open(const std::string& path, MPI_Comm comm) {
 template <class T>
 void File::write_rows(const std::string& name, std::span<const T> mine, std::int64_t first_row,
                       std::int64_t total_rows, std::int64_t width) {
+  write_slab(name, mine, first_row, total_rows, width, 2);
+}
+
+template <class T>
+void File::write_vector(const std::string& name, std::span<const T> mine, std::int64_t first,
+                        std::int64_t total) {
+  write_slab(name, mine, first, total, 1, 1);
+}
+
+// `rank` 2: rows of `width` values; 1: a vector (width 1).
+template <class T>
+void File::write_slab(const std::string& name, std::span<const T> mine, std::int64_t first_row,
+                      std::int64_t total_rows, std::int64_t width, int rank) {
   const hsize_t dims[2] = {hsize_t(total_rows), hsize_t(width)};
-  const Id space(H5Screate_simple(2, dims, nullptr), H5Sclose);
+  const Id space(H5Screate_simple(rank, dims, nullptr), H5Sclose);
   const Id lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
   H5Pset_create_intermediate_group(lcpl.get(), 1);
   const Id set(H5Dcreate2(id_.get(), name.c_str(), memory_type<T>(), space.get(), lcpl.get(),
@@ -107,7 +124,7 @@ void File::write_rows(const std::string& name, std::span<const T> mine, std::int
   const hsize_t count[2] = {hsize_t(std::int64_t(mine.size()) / width), hsize_t(width)};
   // A rank without rows still takes part in the collective write, selecting nothing.
   const hsize_t one_row[2] = {1, hsize_t(width)};
-  const Id memspace(H5Screate_simple(2, count[0] > 0 ? count : one_row, nullptr), H5Sclose);
+  const Id memspace(H5Screate_simple(rank, count[0] > 0 ? count : one_row, nullptr), H5Sclose);
   if (count[0] > 0) {
     H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
   } else {
@@ -210,6 +227,30 @@ void File::set_attribute(const std::string& name, double value) {
         "cannot write the attribute", name);
 }
 
+void File::set_attribute(const std::string& object, const std::string& name,
+                         std::string_view text) {
+  const Id type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), std::max<std::size_t>(text.size(), 1));
+  const Id space(H5Screate(H5S_SCALAR), H5Sclose);
+  const Id attr(H5Acreate_by_name(id_.get(), object.c_str(), name.c_str(), type.get(), space.get(),
+                                  H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                H5Aclose);
+  const std::string padded = text.empty() ? std::string(1, '\0') : std::string(text);
+  agree(attr.get() >= 0 && H5Awrite(attr.get(), type.get(), padded.data()) >= 0,
+        "cannot write the attribute", object + "/" + name);
+}
+
+void File::set_attribute(const std::string& object, const std::string& name,
+                         std::span<const std::int64_t> values) {
+  const hsize_t n = values.size();
+  const Id space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  const Id attr(H5Acreate_by_name(id_.get(), object.c_str(), name.c_str(), H5T_NATIVE_INT64,
+                                  space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                H5Aclose);
+  agree(attr.get() >= 0 && H5Awrite(attr.get(), H5T_NATIVE_INT64, values.data()) >= 0,
+        "cannot write the attribute", object + "/" + name);
+}
+
 std::string File::text_attribute(const std::string& name) const {
   const Id attr(H5Aopen(id_.get(), name.c_str(), H5P_DEFAULT), H5Aclose);
   if (attr.get() < 0) fail("has no attribute", name);
@@ -252,8 +293,11 @@ void File::close() {
   template std::vector<T> File::read_rows<T>(const std::string&, std::int64_t, std::int64_t, \
                                              std::int64_t) const;                            \
   template std::vector<T> File::read_row_list<T>(                                            \
-      const std::string&, std::span<const std::int64_t>, std::int64_t) const;
+      const std::string&, std::span<const std::int64_t>, std::int64_t) const;                \
+  template void File::write_vector<T>(const std::string&, std::span<const T>, std::int64_t,  \
+                                      std::int64_t);
 MINIAMR_H5_ROWS(double)
+MINIAMR_H5_ROWS(float)
 MINIAMR_H5_ROWS(std::int64_t)
 MINIAMR_H5_ROWS(std::uint64_t)
 MINIAMR_H5_ROWS(std::uint32_t)

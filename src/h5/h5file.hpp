@@ -62,6 +62,11 @@ class File {
   template <class T>
   void write_rows(const std::string& name, std::span<const T> mine, std::int64_t first_row,
                   std::int64_t total_rows, std::int64_t width = 1);
+  // Collective. The same as a one-dimensional dataset of `total` values (formats whose readers
+  // want vectors, not columns): this rank writes `mine` from index `first` on.
+  template <class T>
+  void write_vector(const std::string& name, std::span<const T> mine, std::int64_t first,
+                    std::int64_t total);
   // Collective. `rows` rows of dataset `name` from `first_row` on; checks the element type class
   // and the width.
   template <class T>
@@ -79,6 +84,10 @@ class File {
   void set_attribute(const std::string& name, std::string_view text);
   void set_attribute(const std::string& name, std::int64_t value);
   void set_attribute(const std::string& name, double value);
+  // Attributes of the group or dataset `object` (which must exist). Collective, as above.
+  void set_attribute(const std::string& object, const std::string& name, std::string_view text);
+  void set_attribute(const std::string& object, const std::string& name,
+                     std::span<const std::int64_t> values);
   std::string text_attribute(const std::string& name) const;
   std::int64_t int_attribute(const std::string& name) const;
   double real_attribute(const std::string& name) const;
@@ -91,6 +100,9 @@ class File {
   File(std::string path, Id id, MPI_Comm comm)
       : path_(std::move(path)), id_(std::move(id)), comm_(comm) {}
   [[noreturn]] void fail(std::string_view what, std::string_view object) const;
+  template <class T>
+  void write_slab(const std::string& name, std::span<const T> mine, std::int64_t first_row,
+                  std::int64_t total_rows, std::int64_t width, int rank);
   // Collective: throws on every rank when `ok` is false on any, so that no rank goes on to the
   // next collective call while another has left (a full disk may fail one rank's write only).
   void agree(bool ok, std::string_view what, std::string_view object) const;

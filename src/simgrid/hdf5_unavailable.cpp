@@ -1,18 +1,20 @@
-// Checkpoints and XDMF plots in the simulation build: parallel HDF5 is linked against the real
-// Open MPI, which cannot run inside SMPI's simulator, so this build writes no HDF5 file at all.
-// The options are refused before a run starts (app/options.cpp); these only keep the driver whole.
+// Checkpoints and HDF5 plots (xdmf, vtkhdf) in the simulation build: parallel HDF5 is linked
+// against the real Open MPI, which cannot run inside SMPI's simulator, so this build writes no HDF5
+// file at all. The options are refused before a run starts (app/options.cpp); these only keep the
+// driver whole.
 #include <fmt/format.h>
 
 #include "app/checkpoint.hpp"
 #include "app/errors.hpp"
-#include "app/xdmf_plot.hpp"
+#include "app/field_plot.hpp"
 
 namespace miniamr::app {
 
 namespace {
 
 [[noreturn]] void unavailable() {
-  throw UsageError("checkpoints and XDMF plots are not available in the simulation build");
+  throw UsageError(
+      "checkpoints and HDF5 plots (xdmf, vtkhdf) are not available in the simulation build");
 }
 
 }  // namespace
@@ -39,13 +41,7 @@ RunPoint read_checkpoint(const std::string&, const Config&, const runtime::Commu
   unavailable();
 }
 
-XdmfPlot::XdmfPlot(const Config& config) : config_(config) {}
-
-void XdmfPlot::write(const runtime::Domain&, const runtime::Communicator&, int, double) {
-  unavailable();
-}
-
-void XdmfPlot::resume(const runtime::Communicator&, int) {
+std::unique_ptr<FieldPlot> make_field_plot(const Config&) {
   unavailable();
 }
 

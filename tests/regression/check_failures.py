@@ -31,7 +31,7 @@ def indexed_steps(folder):
     path = os.path.join(folder, "plot.xmf")
     if not os.path.exists(path):
         return None, left
-    grids = ET.parse(path).getroot().findall("Domain/Grid/Grid")
+    grids = ET.parse(path).getroot().findall("Domain/Grid[@Name='blocks']/Grid")
     steps = [float(g.find("Time").get("Value")) for g in grids]
     missing = [g.find("Topology/DataItem").text.split(":")[0] for g in grids]
     missing = [f for f in missing if not os.path.exists(os.path.join(folder, f))]

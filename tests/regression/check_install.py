@@ -33,6 +33,7 @@ def main():
                      os.path.join(prefix, "bin", "miniamr-plot"),
                      os.path.join(prefix, "bin", "miniamr-plan-server"),
                      os.path.join(prefix, "share", "doc", "miniamr", "LICENSE"),
+                     os.path.join(prefix, "share", "doc", "miniamr", "docs", "outputs.md"),
                      os.path.join(prefix, "share", "man", "man1", "miniamr.1")):
             if not os.path.exists(path):
                 failures.append(f"not installed: {os.path.relpath(path, prefix)}")
@@ -46,6 +47,11 @@ def main():
                 with open(os.path.join(work, "results.yaml")) as f:
                     if yaml.safe_load(f).get("num_tsteps") != 3:
                         failures.append("the installed miniamr ran something else")
+                plot = subprocess.run([os.path.join(prefix, "bin", "miniamr-plot"),
+                                       "results.yaml", "-o", "p.png"], cwd=work,
+                                      capture_output=True, text=True)
+                if plot.returncode != 0 or not os.path.exists(os.path.join(work, "p.png")):
+                    failures.append(f"the installed miniamr-plot: {plot.stderr[-300:]}")
         version = subprocess.run([miniamr, "--version"], env=env, capture_output=True, text=True)
         if version.returncode != 0 or not version.stdout.startswith("miniamr "):
             failures.append(f"--version: {version.stdout[:200]}{version.stderr[-300:]}")
@@ -53,6 +59,16 @@ def main():
                                capture_output=True, text=True)
         if study.returncode != 0 or "strong" not in study.stdout:
             failures.append(f"the installed miniamr-study: {study.stderr[-300:]}")
+        # Python packages go where Python packages go, not into bin/.
+        packages = os.path.join(prefix, "lib", "python3", "dist-packages")
+        for package in ("miniamr_study", "miniamr_results"):
+            if not os.path.isfile(os.path.join(packages, package, "__init__.py")):
+                failures.append(f"{package} is not installed in lib/python3/dist-packages")
+            if os.path.exists(os.path.join(prefix, "bin", package)):
+                failures.append(f"{package} is installed into bin/")
+        if not os.path.isfile(os.path.join(packages, "miniamr_results", "results_keys.txt")):
+            failures.append("miniamr_results is installed without results_keys.txt")
+
         plan_server = subprocess.run([os.path.join(prefix, "bin", "miniamr-plan-server"),
                                       "--help"], capture_output=True, text=True)
         if plan_server.returncode != 0 or "--plan" not in plan_server.stdout:
@@ -63,6 +79,12 @@ def main():
                 text = f.read()
             if "\\-\\-object" not in text or "\\-\\-version" not in text:
                 failures.append("the man page lacks the options")
+            for section in ("SYNOPSIS", "DESCRIPTION", "EXIT STATUS", "FILES", "EXAMPLES"):
+                if f".SH {section}" not in text and f'.SH "{section}"' not in text:
+                    failures.append(f"the man page has no {section} section")
+            if ".SS \"compatibility options:\"" not in text and \
+                    ".SS compatibility options:" not in text:
+                failures.append("the man page does not group the options by topic")
     return verdict(failures,
                    "installed prefix: miniamr runs an installed deck; tools, docs and man page")
 

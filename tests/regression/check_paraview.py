@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """--plot_format xdmf: the files ParaView opens, checked with real readers against the run's own
-results. Runs the deck on 2 and 3 ranks (and 3 with the dynamic runtime) for 30 timesteps
+results. Runs the deck on 2 and 3 ranks (and 3 with the dynamic runtime) for 10 timesteps
 with --plot_freq 5 --plot_format xdmf --plot_dir plots, then:
 
-- plot.xmf (python's xml.etree): a temporal collection of one hexahedron grid per plot, at the
-  timesteps and simulated times expected; every DataItem names a dataset of its step's file
-  with that dataset's dimensions and element type;
+- plot.xmf (python's xml.etree): two temporal collections, the blocks and the cells, of one
+  hexahedron grid per plot, at the timesteps and simulated times expected; every DataItem names
+  a dataset of its step's file with that dataset's dimensions and element type;
+- the cells grids: 512 cells per block of every level, the corners inside the unit cube, and
+  the cell values summing (exactly) to the run's checksum at the last step;
 - every plot.NNN.h5 (h5py): blocks per level equal to results.yaml's mesh_history at that
   timestep and final_blocks_per_level at the last; owner ranks cover every rank (once there
   are as many blocks as ranks), each in one contiguous run of rows; keys unique and agreeing with the levels; the hexahedra tile the unit
@@ -33,11 +35,11 @@ import yaml
 
 from mpi_env import mpi_env, script_arguments, verdict
 
-STEPS, EVERY = 30, 5
+STEPS, EVERY = 10, 5
 OPTIONS = ["--num_tsteps", str(STEPS), "--plot_freq", str(EVERY), "--plot_format", "xdmf",
            "--plot_vars", "0", "--plot_dir", "plots", "--results", "R.yaml", "--quiet"]
-TYPES = {("Float", "8"): np.float64, ("Int", "8"): np.int64, ("Int", "4"): np.int32,
-         ("UInt", "4"): np.uint32}
+TYPES = {("Float", "8"): np.float64, ("Float", "4"): np.float32, ("Int", "8"): np.int64,
+         ("Int", "4"): np.int32, ("UInt", "4"): np.uint32, ("UChar", "1"): np.uint8}
 
 
 def run(a, np_, work, failures, extra=()):
@@ -53,10 +55,11 @@ def run(a, np_, work, failures, extra=()):
         return yaml.safe_load(f)
 
 
-def read_index(path, failures):
-    """The index's steps: time, blocks and {name: (file, dataset, dims, dtype)} per grid."""
+def read_index(path, failures, collection="blocks"):
+    """The steps of the index's collection: time, elements and {name: (file, dataset, dims,
+    dtype)} per grid."""
     root = ET.parse(path).getroot()
-    series = root.find("Domain/Grid")
+    series = root.find(f"Domain/Grid[@Name='{collection}']")
     if series is None or series.get("CollectionType") != "Temporal":
         failures.append(f"{path}: no temporal collection")
         return []
@@ -149,8 +152,42 @@ def read_steps(folder, results, np_, failures, static=True):
         if ts == STEPS and not math.isclose(total, results["final_checksums"][0], rel_tol=1e-12):
             failures.append(f"{where}: means sum to {total}, final checksum "
                             f"{results['final_checksums'][0]}")
+        data["cells"] = read_cells(folder, ts, results, where, failures)
         out.append(data)
     return out
+
+
+def read_cells(folder, ts, results, where, failures):
+    """The cells grid of step `ts`: 512 cells per block, corners in the unit cube, values
+    summing to the checksum; returns its values."""
+    steps = [s for s in read_index(os.path.join(folder, "plot.xmf"), failures, "cells")
+             if s["time"] == float(ts)]
+    if len(steps) != 1 or set(steps[0]["items"]) != {"hexahedra", "points", "level", "var0"}:
+        failures.append(f"{where}: no cells grid with level and var0 ({steps})")
+        return None
+    data = {}
+    for name, (file, dataset, dims, dtype) in steps[0]["items"].items():
+        with h5py.File(os.path.join(folder, file), "r") as h5:
+            d = h5[dataset]
+            if d.shape != dims or d.dtype != dtype:
+                failures.append(f"{where}: cells {dataset} is {d.shape} {d.dtype}, the index "
+                                f"says {dims} {dtype}")
+            data[name] = d[...]
+    per_block = results["x_block_size"] * results["y_block_size"] * results["z_block_size"]
+    history = {m["timestep"]: m["blocks_per_level"] for m in results["mesh_history"]}
+    per_level = np.bincount(data["level"][:, 0], minlength=len(results["final_blocks_per_level"]))
+    if ts in history and per_level.tolist() != [per_block * b for b in history[ts]]:
+        failures.append(f"{where}: cells per level {per_level.tolist()}, want {per_block} per "
+                        f"block of {history[ts]}")
+    points = data["points"]
+    if points.min() < 0 or points.max() > 1 or data["hexahedra"].min() < 0 or \
+            data["hexahedra"].max() >= len(points):
+        failures.append(f"{where}: cell corners outside the unit cube or the points")
+    total = math.fsum(data["var0"][:, 0].tolist())
+    if ts == STEPS and total != results["final_checksums"][0]:
+        failures.append(f"{where}: the cell values sum to {total!r}, final checksum "
+                        f"{results['final_checksums'][0]!r}")
+    return data["var0"]
 
 
 def check_paraview_reader(pvpython, folder, steps2, failures):
@@ -224,7 +261,7 @@ def main():
             if name not in steps or "np2" not in steps or len(steps[name]) != len(steps["np2"]):
                 continue
             for i, (two, other) in enumerate(zip(steps["np2"], steps[name])):
-                for array in ("key", "level", "points", "var0_mean"):
+                for array in ("key", "level", "points", "var0_mean", "cells"):
                     if not np.array_equal(two[array], other[array]):
                         failures.append(f"step {i}: {array} differs between np2 and {name}")
         check_plot_vars(a, os.path.join(work, "plot_vars"), failures)

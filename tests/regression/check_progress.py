@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Rank 0's progress reaches a pipe while the run goes on, in the documented shape, and
---progress_every, --quiet and --verbose change what is printed.
+--progress_every, --progress_interval, --quiet and --verbose change what is printed: by default
+at most about a line a second, and always the last timestep's.
 
   check_progress.py --miniamr BIN --deck DECK
 """
@@ -13,7 +14,7 @@ import time
 
 from mpi_env import mpi_env, script_arguments, verdict
 
-LINE = re.compile(r"^step (\d+)/(\d+)  t=\S+  wall \S+ s  \S+ s/step  \S+ cell-updates/s  "
+LINE = re.compile(r"^step (\d+)/(\d+)  t=\S+  wall (\S+) s  \S+ s/step  \S+ cell-updates/s  "
                   r"blocks (\d+)  ETA \S+")
 
 
@@ -26,7 +27,7 @@ def main():
         # Through a pipe, as under tee or a batch system: lines must arrive one by one.
         start = time.monotonic()
         proc = subprocess.Popen(base + ["--num_tsteps", "60", "--stages_per_ts", "16",
-                                           "--num_vars", "2"], cwd=work,
+                                           "--num_vars", "2", "--progress_interval", "0"], cwd=work,
                                 env=env, stdout=subprocess.PIPE, text=True, bufsize=1)
         arrivals = []
         for line in proc.stdout:
@@ -58,10 +59,26 @@ def main():
                 failures.append(f"{extra}: exit {p.returncode}\n{p.stderr[-500:]}")
             return p.stdout.splitlines()
 
-        every = [int(LINE.match(l).group(1)) for l in out(["--progress_every", "5"])
-                 if LINE.match(l)]
+        every = [int(LINE.match(l).group(1)) for l in
+                 out(["--progress_every", "5", "--progress_interval", "0"]) if LINE.match(l)]
         if every != [5, 10, 12]:
             failures.append(f"--progress_every 5 printed steps {every}, want [5, 10, 12]")
+        # By default at most about a line a second, and the last timestep's always: a run of
+        # 60 short timesteps prints far fewer than 60 lines, each a second after the one before.
+        for extra, gap in (([], 1.0), (["--progress_interval", "0.05"], 0.05)):
+            lines = [LINE.match(l) for l in out(["--num_tsteps", "60", "--stages_per_ts", "16",
+                                                 "--num_vars", "2"][2:] + extra) if LINE.match(l)]
+            steps = [int(m.group(1)) for m in lines]
+            walls = [float(m.group(3)) for m in lines]
+            if not steps or steps[-1] != 12:
+                failures.append(f"{extra}: no line for the last timestep: {steps}")
+            elif any(b - a < gap - 0.011 for a, b in zip(walls[:-2], walls[1:-1])):
+                failures.append(f"{extra}: lines closer than {gap} s apart: {walls}")
+            if not extra and len(steps) > 1 + walls[-1] / gap + 1:
+                failures.append(f"default: {len(steps)} lines in {walls[-1]} s")
+        every_step = [l for l in out(["--progress_interval", "0"]) if LINE.match(l)]
+        if len(every_step) != 12:
+            failures.append(f"--progress_interval 0 printed {len(every_step)} lines, want 12")
         quiet = out(["--quiet"])
         if len(quiet) != 1 or not quiet[0].startswith("Summary: ranks 2 ts 12"):
             failures.append(f"--quiet printed {quiet[:5]}")

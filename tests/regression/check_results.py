@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """--results PATH and --results_format: the file is written where asked (even without
 --report_perf 1), in YAML or JSON with the same keys, and carries the schema version, the
-provenance of the run and per-rank figures.
+provenance of the run and per-rank figures. Its keys are those of results_keys.txt, in order
+(the list the Python reader takes its names from), for both runtimes; and the end report says
+what ran: the static runtime's curve cut, the dynamic balancer's strategy, decisions and blocks
+migrated, as results.yaml counts them.
 
   check_results.py --miniamr BIN --deck DECK
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -14,6 +18,57 @@ import tempfile
 import yaml
 
 from mpi_env import mpi_env, result_differences, script_arguments, verdict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import miniamr_results  # noqa: E402
+
+
+def key_problems(doc, name):
+    """Why the top-level keys of a results document are not results_keys.txt's, in order."""
+    want = miniamr_results.expected_keys(doc.get("runtime"), doc.get("num_objects", 0))
+    got = list(doc.keys())
+    if got == want:
+        return []
+    missing = [k for k in want if k not in got]
+    extra = [k for k in got if k not in want]
+    return [f"{name}: keys differ from results_keys.txt: missing {missing[:5]}, not listed "
+            f"{extra[:5]}" + ("" if missing or extra else " (order)")]
+
+
+def report_problems(stdout, doc, runtime):
+    """Why the end report does not describe the balancing that ran, as the results count it."""
+    problems = []
+    if "RCB" in stdout:
+        problems.append(f"{runtime}: the report claims RCB, which miniamr does not run")
+    lines = [l for l in stdout.splitlines() if l.startswith("Load balance:")]
+    if len(lines) != 2:
+        return problems + [f"{runtime}: want 2 'Load balance:' lines (plan, outcome), got {lines}"]
+    plan, outcome = lines
+    if runtime == "static":
+        if "Morton curve cut into equal shares" not in plan:
+            problems.append(f"static: the plan line does not name the curve cut: {plan!r}")
+        m = re.search(r"curve cuts moved (\d+) blocks \(re-cuts after a refinement step: (\d+)\)",
+                      outcome)
+        if not m or (int(m.group(1)), int(m.group(2))) != (doc["blocks_moved_lb"],
+                                                          doc["load_balances"]):
+            problems.append(f"static: {outcome!r} does not state blocks_moved_lb "
+                            f"{doc['blocks_moved_lb']} and load_balances {doc['load_balances']}")
+    else:
+        if f"strategy {doc['lb_strategy']}" not in plan:
+            problems.append(f"dynamic: the plan line does not name strategy "
+                            f"{doc['lb_strategy']}: {plan!r}")
+        m = re.search(r"decisions taken (\d+) and skipped (\d+), blocks migrated (\d+)", outcome)
+        want = (doc["lb_decisions_taken"], doc["lb_decisions_skipped"], doc["blocks_migrated"])
+        if not m or tuple(int(g) for g in m.groups()) != want:
+            problems.append(f"dynamic: {outcome!r} does not state decisions taken/skipped and "
+                            f"blocks migrated {want}")
+        if doc["blocks_migrated"] == 0:
+            problems.append("dynamic: no block migrated under a slow rank: nothing was checked")
+    m = re.search(r"balancing time ave ([0-9.]+) s, max ([0-9.]+) s", outcome)
+    if not m or abs(float(m.group(1)) - doc["time_total_load_bal_ave"]) > 1e-6:
+        problems.append(f"{runtime}: {outcome!r} does not state the balancing time "
+                        f"{doc['time_total_load_bal_ave']}")
+    return problems
 
 
 def main():
@@ -24,20 +79,28 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         os.mkdir(os.path.join(work, "out"))
         docs = {}
-        for name, extra in (("yaml", ["--results", "out/r.yaml"]),
-                            ("json", ["--results", "out/r.json"]),
-                            ("json_forced", ["--results", "out/r.txt", "--results_format", "json"])):
+        stdout = {}
+        for name, extra in (("yaml", ["--results", "out/r.yaml", "--report_perf", "4"]),
+                            ("json", ["--results", "out/r.json", "--report_perf", "0"]),
+                            ("json_forced", ["--results", "out/r.txt", "--results_format", "json",
+                                             "--report_perf", "0"]),
+                            ("dynamic", ["--results", "out/d.yaml", "--report_perf", "4",
+                                         "--runtime", "dynamic", "--slow_rank", "1:4"])):
             p = subprocess.run(["mpirun", "-q", "-np", "3", os.path.abspath(a.miniamr),
-                                os.path.abspath(a.deck), "--num_tsteps", "30", "--report_perf",
-                                "0"] + extra, cwd=work, env=env, capture_output=True, text=True,
-                               timeout=300)
+                                os.path.abspath(a.deck), "--num_tsteps", "30"] + extra,
+                               cwd=work, env=env, capture_output=True, text=True, timeout=300)
+            stdout[name] = p.stdout
             path = os.path.join(work, extra[1])
             if p.returncode != 0 or not os.path.exists(path):
                 failures.append(f"{name}: exit {p.returncode}, file written: "
                                 f"{os.path.exists(path)}\n{p.stderr[-800:]}")
                 continue
             with open(path) as f:
-                docs[name] = yaml.safe_load(f) if name == "yaml" else json.load(f)
+                docs[name] = json.load(f) if name.startswith("json") else yaml.safe_load(f)
+            failures += key_problems(docs[name], name)
+            if name in ("yaml", "dynamic"):
+                failures += report_problems(stdout[name], docs[name],
+                                            "static" if name == "yaml" else "dynamic")
         if os.path.exists(os.path.join(work, "results.yaml")):
             failures.append("results.yaml written although --results named another file")
         for name, d in docs.items():
@@ -61,7 +124,7 @@ def main():
                 problems.append("per_rank.blocks does not add up to final_blocks")
             if problems:
                 failures.append(f"{name}: {'; '.join(problems)}")
-        if len(docs) == 3:
+        if "yaml" in docs and "json" in docs:
             y, j = docs["yaml"], docs["json"]
             if list(y.keys()) != list(j.keys()):
                 failures.append("YAML and JSON keys differ (or their order)")

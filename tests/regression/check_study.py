@@ -11,6 +11,7 @@ beside miniamr's and the reuse of the build.
 """
 import argparse
 import csv
+import json
 import os
 import shlex
 import struct
@@ -165,6 +166,43 @@ def check_compare(c):
             f"compare: ratios to static missing: {summary}")
     why = png_problem(os.path.join(out, "compare.png"))
     c.check(why is None, f"compare: compare.png: {why}")
+    c.check("time loop by phase" in p.stdout and " refine  balance" in p.stdout,
+            "compare: the terminal table shows no phases", p)
+    check_table(c, out, rows)
+
+
+def check_table(c, out, rows):
+    """`table DIR`: the figures as Markdown that names machine, date, commit and command, and
+    --into FILE replacing FILE's figures block (a file without one is refused)."""
+    p = c.run("table", out, miniamr=False)
+    if not c.check(p.returncode == 0, "table: exit status", p):
+        return
+    text = p.stdout
+    with open(os.path.join(out, "study.json")) as f:
+        machine = json.load(f).get("machine") or {}
+    with open(os.path.join(out, "runs.csv")) as f:
+        revision = next(csv.DictReader(f))["git_revision"]
+    for what, want in (("the markers", "<!-- figures:begin -->"), ("the CPU", machine.get("cpu")),
+                       ("the cores", f"{machine.get('cores')} cores"),
+                       ("the date", rows[0]["started"][:10]), ("the commit", revision),
+                       ("the command", "tools/miniamr-study compare "),
+                       ("the phases", "| compute s | comm s | refine s | balance s |")):
+        c.check(bool(want) and want in text, f"table: does not show {what} ({want!r})", p)
+    c.check(len([l for l in text.splitlines() if l.startswith("| static")]) == 2,
+            "table: not one row per variant", p)
+    page = c.out("page.md")
+    with open(page, "w") as f:
+        f.write("# Page\n\nbefore\n<!-- figures:begin -->\nold\n<!-- figures:end -->\nafter\n")
+    p = c.run("table", out, "--into", page, miniamr=False)
+    with open(page) as f:
+        new = f.read()
+    c.check(p.returncode == 0 and "old" not in new and new.startswith("# Page\n\nbefore\n") and
+            new.endswith("after\n") and "| static |" in new, f"table --into: {new!r}", p)
+    with open(page, "w") as f:
+        f.write("no block\n")
+    p = c.run("table", out, "--into", page, miniamr=False)
+    c.check(p.returncode == 2 and "figures:begin" in p.stderr, "table --into a file without "
+            "a figures block: want exit 2 and a message", p)
 
 
 def check_slurm(c):

@@ -21,6 +21,7 @@ def first_leaf(data):
 
 def main():
     reader = XDMFReader(FileNames=[sys.argv[1]])
+    reader.GridStatus = ["blocks"]  # the blocks' time series (the cells' is the other grid)
     steps = []
     for t in reader.TimestepValues:
         reader.UpdatePipeline(t)

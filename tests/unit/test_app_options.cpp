@@ -232,7 +232,8 @@ TEST(Options, PlotFormatVariablesAndFolder) {
   EXPECT_EQ(xdmf.plot_format, "xdmf");
   EXPECT_EQ(xdmf.plot_variables(), (std::vector<int>{3, 0, 2}));
   EXPECT_EQ(xdmf.plot_dir, "out/plots");
-  EXPECT_EQ(error_of({"--plot_format", "vtk"}), "--plot_format must be text or xdmf, got 'vtk'");
+  EXPECT_EQ(error_of({"--plot_format", "vtk"}),
+            "--plot_format must be text, xdmf or vtkhdf, got 'vtk'");
   EXPECT_EQ(error_of({"--plot_format", "xdmf", "--num_vars", "2", "--plot_vars", "0,2"}),
             "--plot_vars '0,2': variable 2 does not exist (--num_vars 2: 0 to 1)");
   EXPECT_EQ(error_of({"--plot_format", "xdmf", "--plot_vars", "-1"}),
@@ -244,7 +245,12 @@ TEST(Options, PlotFormatVariablesAndFolder) {
   EXPECT_EQ(error_of({"--plot_format", "xdmf", "--plot_vars", "a"}),
             "--plot_vars entry expects an integer, got 'a'");
   EXPECT_EQ(error_of({"--plot_vars", "1"}),
-            "--plot_vars chooses the variables of xdmf plots: add --plot_format xdmf");
+            "--plot_vars chooses the variables of xdmf and vtkhdf plots: add --plot_format xdmf "
+            "or vtkhdf");
+  EXPECT_EQ(cfg({"--plot_format", "vtkhdf", "--plot_vars", "0"}).plot_format, "vtkhdf");
+  EXPECT_EQ(cfg({"--progress_interval", "0.5"}).progress_interval, 0.5);
+  EXPECT_EQ(error_of({"--progress_interval", "-1"}),
+            "--progress_interval must be 0 to 86400 seconds, got -1");
   EXPECT_EQ(error_of({"--plot_dir", ""}), "--plot_dir expects a value, got ''");
 }
 
@@ -715,6 +721,76 @@ TEST(Options, HelpMentionsEveryOption) {
   }
   EXPECT_THAT(help, HasSubstr("--report_perf M"));
   EXPECT_THAT(help, HasSubstr("[default: 12]"));
+}
+
+// The options of `help`'s section `group` ("mesh options:" up to the next heading), in order.
+std::vector<std::string> options_under(const std::string& help, const std::string& group) {
+  std::vector<std::string> names;
+  const auto start = help.find(std::string("\n").append(group).append(" options:\n"));
+  if (start == std::string::npos) return names;
+  const auto end = help.find(" options:\n", start + group.size() + 12);
+  const std::string section = help.substr(start, end == std::string::npos ? end : end - start);
+  for (auto at = section.find("\n  --"); at != std::string::npos;
+       at = section.find("\n  --", at + 1)) {
+    const auto stop = section.find_first_of(" \n", at + 5);
+    names.push_back(section.substr(at + 5, stop - at - 5));
+  }
+  return names;
+}
+
+TEST(Options, HelpGroupsTheOptionsByTopic) {
+  const std::string help = help_text();
+  std::size_t previous = 0;
+  std::size_t listed = 0;
+  for (const char* group : {"run", "mesh", "objects", "runtime", "balancer", "output", "launch",
+                            "checkpoint", "simulation", "compatibility", "other"}) {
+    const auto at = help.find(std::string("\n").append(group).append(" options:\n"));
+    ASSERT_NE(at, std::string::npos) << group;
+    EXPECT_GT(at, previous) << group << " out of order";
+    previous = at;
+    listed += options_under(help, group).size();
+  }
+  // Every option once, under one topic (and --help, --version under "other").
+  std::size_t all = 0;
+  for (auto at = help.find("\n  --"); at != std::string::npos; at = help.find("\n  --", at + 1))
+    ++all;
+  EXPECT_EQ(listed, all);
+  EXPECT_EQ(options_under(help, "mesh")[0], "nx");
+  EXPECT_THAT(options_under(help, "runtime"), ::testing::Contains("runtime"));
+  EXPECT_THAT(options_under(help, "output"), ::testing::Contains("plot_format"));
+  // The options that change nothing, and only they, in a group of their own.
+  EXPECT_EQ(options_under(help, "compatibility"),
+            (std::vector<std::string>{"code", "permute", "change_dir", "group_blocks", "break_ties",
+                                      "limit_move", "send_faces", "rcb", "reorder"}));
+  // Lines fit a terminal (the --object head alone is wider).
+  std::size_t line_start = 0;
+  for (auto end = help.find('\n'); end != std::string::npos; end = help.find('\n', end + 1)) {
+    const std::string line = help.substr(line_start, end - line_start);
+    if (line.find("--object type") == std::string::npos) {
+      EXPECT_LE(line.size(), 80u) << line;
+    }
+    line_start = end + 1;
+  }
+}
+
+// Defaults and meanings say what happens: --rcb gives the curve cut, --npx does not ask for
+// npx*npy*npz ranks.
+TEST(Options, HelpSaysWhatHappens) {
+  const std::string help = help_text();
+  // An option's entry, its wrapped lines joined.
+  const auto option = [&help](const std::string& name) {
+    const auto at = help.find(std::string("\n  --").append(name).append(" "));
+    std::string entry;
+    for (const char c : help.substr(at, help.find("\n  --", at + 1) - at))
+      if (!(c == ' ' || c == '\n') || (!entry.empty() && entry.back() != ' '))
+        entry += (c == '\n' ? ' ' : c);
+    return entry;
+  };
+  EXPECT_THAT(option("rcb"), HasSubstr("not implemented"));
+  EXPECT_THAT(option("rcb"), HasSubstr("[default: the curve cut]"));
+  EXPECT_THAT(option("npx"), HasSubstr("any number of ranks"));
+  EXPECT_THAT(option("npx"), ::testing::Not(HasSubstr("= number of ranks")));
+  EXPECT_THAT(option("morton"), HasSubstr("[default: on]"));
 }
 
 }  // namespace

@@ -8,7 +8,8 @@ import socket
 import subprocess
 import sys
 
-from . import REPO, StudyFailure, UsageError, plan as planning, reference, results, runner, slurm
+from . import REPO, StudyFailure, UsageError, machine, plan as planning, reference, results, runner, \
+    slurm, table
 from .deck import parse_options, read_deck
 from .variants import parse_variants
 
@@ -150,7 +151,7 @@ def add_sweep(sub, name, help_text, epilog):
 def make_parser():
     parser = Parser(prog="miniamr-study", description=DESCRIPTION,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", metavar="{strong,weak,compare,collect}")
+    sub = parser.add_subparsers(dest="command", metavar="{strong,weak,compare,collect,table}")
     sub.required = True
     add_sweep(sub, "strong", "strong scaling: the same deck over the rank counts "
               "(efficiency T(base)*P(base)/(P*T(P)))", COMMON_EPILOG)
@@ -163,6 +164,10 @@ def make_parser():
                                    "runs.csv, summary.csv and the plots.")
     c.add_argument("dir", help="the --emit-slurm folder")
     c.add_argument("--out", help="results folder (default: DIR)")
+    t = sub.add_parser("table", help="a study's figures as Markdown (machine, date, commit, "
+                       "command)", description=table.__doc__)
+    t.add_argument("dir", help="a study's --out folder")
+    t.add_argument("--into", metavar="FILE", help="replace FILE's figures block with the table")
     return parser
 
 
@@ -346,7 +351,7 @@ def sweep(a, log):
         # Failed rows go: their runs run again.
         results.write_rows(csv_path, [r for r in previous if results.finished(r)])
     with open(os.path.join(a.out, "study.json"), "w") as f:
-        json.dump(dict(info, command=sys.argv[1:]), f, indent=1)
+        json.dump(dict(info, command=sys.argv[1:], machine=machine.describe(miniamr)), f, indent=1)
     log(f"{a.command} study of {info['deck']}: {len(plan.runs)} runs "
         f"({a.reps} repetition(s) x {len(ranks) * len(threads)} point(s) x {len(variants)} "
         f"variant(s)) on {info['host']}, results in {a.out}")
@@ -356,6 +361,7 @@ def sweep(a, log):
     except KeyboardInterrupt:
         raise StudyFailure(f"interrupted: the finished runs are in {csv_path}; continue with "
                            f"--resume") from None
+    machine.measure_again(os.path.join(a.out, "study.json"), miniamr)
     rows = results.read_rows(csv_path)
     finish(a.out, rows, a.command, info, log)
     return 0
@@ -381,6 +387,13 @@ def main(argv=None):
         a = make_parser().parse_args(argv)
         if a.command == "collect":
             return collect(a, log)
+        if a.command == "table":
+            block = table.markdown(a.dir)
+            if a.into:
+                table.put_into(a.into, block)
+            else:
+                log(block)
+            return 0
         return sweep(a, log)
     except UsageError as e:
         print(f"miniamr-study: error: {e}", file=sys.stderr)

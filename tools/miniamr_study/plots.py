@@ -2,7 +2,7 @@
 variant, and per-rank load from one run's own records."""
 import os
 
-import yaml
+import miniamr_results
 
 from .results import finished
 
@@ -147,39 +147,46 @@ def _load_runs(out, rows, limit=4):
             continue
         if r["variant"] in chosen or len(chosen) >= limit:
             continue
-        path = os.path.join(out, r["run_dir"], "results.yaml")
         try:
-            with open(path) as f:
-                y = yaml.safe_load(f)
-        except (OSError, yaml.YAMLError):
+            y = miniamr_results.load(os.path.join(out, r["run_dir"], "results.yaml"))
+        except miniamr_results.ResultsError:
             continue
-        if isinstance(y, dict) and y.get("busy_per_rank"):
+        if (y.get("per_rank") or {}).get("compute_s"):
             chosen[r["variant"]] = (r, y)
     return list(chosen.values())
 
 
+# Each rank's time loop, phase by phase (per_rank keys of the results file).
+RANK_PHASES = [("compute_s", "compute"), ("comm_s", "messages"), ("checksum_s", "checksums"),
+               ("refine_s", "refinement"), ("balance_s", "balancing"), ("idle_s", "idle")]
+
+
 def load_plot(out, rows, info):
+    """Per variant: each rank's time loop by phase, and the balancer's load over time; the
+    panels of a column share their axes, so runtimes compare at a glance."""
     runs = _load_runs(out, rows)
     if not runs:
         return []
     plt = _pyplot()
-    fig, axes = plt.subplots(len(runs), 2, figsize=(11, 3.3 * len(runs) + 1), squeeze=False)
+    fig, axes = plt.subplots(len(runs), 2, figsize=(11, 3.3 * len(runs) + 1), squeeze=False,
+                             sharex="col", sharey="col")
+    tallest = 0.0
     for (r, y), (left, right) in zip(runs, axes):
-        busy, comm = y["busy_per_rank"], y.get("comm_per_rank") or [0] * len(y["busy_per_rank"])
-        idle = y.get("idle_per_rank") or [0] * len(busy)
-        x = list(range(len(busy)))
-        left.bar(x, busy, label="busy (compute)")
-        left.bar(x, comm, bottom=busy, label="communication")
-        left.bar(x, idle, bottom=[b + c for b, c in zip(busy, comm)], label="idle")
+        per_rank = y["per_rank"]
+        x = list(range(len(per_rank["compute_s"])))
+        bottom = [0.0] * len(x)
+        for key, label in RANK_PHASES:
+            values = per_rank.get(key) or [0.0] * len(x)
+            left.bar(x, values, bottom=bottom, label=label)
+            bottom = [b + v for b, v in zip(bottom, values)]
+        tallest = max(tallest, max(bottom))
         left.set_xticks(x)
         left.set_xlabel("rank")
         left.set_ylabel("seconds")
         left.set_title(f"{r['variant']}, {r['ranks']} ranks x {r['threads']} threads, "
-                       f"rep {r['rep']}: time per rank", fontsize=9)
-        # Head room for the legend above the bars.
-        left.set_ylim(0, 1.3 * max(b + c + i for b, c, i in zip(busy, comm, idle)) or 1)
+                       f"rep {r['rep']}: time loop per rank", fontsize=9)
         left.legend(fontsize=7, loc="upper center", ncol=3)
-        history = y.get("load_history") or []
+        history = y.get("load_history", [])
         if history:
             steps = [h["timestep"] for h in history]
             for k in range(len(history[0]["seconds_per_stage"])):
@@ -197,7 +204,10 @@ def load_plot(out, rows, info):
         else:
             right.axis("off")
             right.text(0.5, 0.5, "no load_history in this run\n(the static runtime has no "
-                       "balancer records)", ha="center", va="center", fontsize=9)
+                       "balancer records)", ha="center", va="center", fontsize=9,
+                       transform=right.transAxes)
+    # One scale for every run's bars, with head room for the legends above them.
+    axes[0][0].set_ylim(0, 1.4 * tallest or 1)
     fig.suptitle(_title("per-rank load of one run per variant", info, spread=False), fontsize=9)
     return [_save(plt, fig, out, "load.png", dpi=100)]
 

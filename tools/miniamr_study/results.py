@@ -4,22 +4,26 @@ import os
 import re
 import statistics
 
-import yaml
+import miniamr_results
 
 RUN_COLUMNS = ["study", "deck", "point", "variant", "runtime", "ranks", "threads", "rep",
                "status", "error", "wall_s", "total_time_ave", "T_comp", "T_comm", "T_ref", "T_lb",
                "T_checksum", "blocks_ts_ave", "cell_var_updates", "cell_var_updates_per_s",
                "effective_bandwidth_gbs", "peak_rss_max", "blocks_migrated", "field_digest",
-               "root_grid", "rank_grid",
+               "root_grid", "rank_grid", "git_revision",
                "digest_group", "host", "started", "run_dir", "command", "simulated",
                "host_wall_s"]
 SUMMARY_COLUMNS = ["study", "deck", "point", "ranks", "threads", "root_grid", "variant", "n",
                    "failed", "wall_median", "wall_min", "wall_max", "time_loop_median",
+                   "comp_median", "comm_median", "checksum_median", "ref_median", "lb_median",
                    "blocks_ts_median", "blocks_per_rank", "speedup", "efficiency",
                    "work_efficiency", "ratio_to_reference", "ratio_to_static",
                    "pairs", "paired_ratio_to_reference", "paired_ratio_min", "paired_ratio_max",
                    "refine_ratio_to_reference", "refine_ratio_min", "refine_ratio_max",
                    "field_digest", "oversubscribed", "simulated"]
+# The phases (averages over ranks) a summary gives the median of: its column, runs.csv's column.
+PHASE_COLUMNS = [("comp_median", "T_comp"), ("comm_median", "T_comm"),
+                 ("checksum_median", "T_checksum"), ("ref_median", "T_ref"), ("lb_median", "T_lb")]
 FINISHED = ("ok", "oversubscribed")
 SUMMARY_RE = re.compile(r"Summary: ranks (\d+) ts (\d+) time (\S+) calc (\S+) comm (\S+) "
                         r"red (\S+) refine (\S+) blocks/ts (\S+) max_blocks (\d+)")
@@ -34,14 +38,13 @@ def row_key(row):
 
 
 def _yaml_figures(path):
-    with open(path) as f:
-        r = yaml.safe_load(f)
-    if not isinstance(r, dict) or "field_digest" not in r:
+    r = miniamr_results.load(path)
+    if "field_digest" not in r:
         return None
-    phases = r.get("phases") or {}
 
     def phase(name):
-        return (phases.get(name) or {}).get("avg", "")
+        value = r.phase(name)
+        return "" if value is None else value
     return {"total_time_ave": r.get("total_time_ave", ""), "T_comp": phase("T_comp"),
             "T_comm": phase("T_comm"), "T_ref": phase("T_ref"), "T_lb": phase("T_lb"),
             "T_checksum": phase("T_checksum"), "blocks_ts_ave": r.get("total_blocks_ts_ave", ""),
@@ -50,8 +53,9 @@ def _yaml_figures(path):
             "effective_bandwidth_gbs": r.get("effective_bandwidth_gbs", ""),
             "peak_rss_max": r.get("peak_rss_max", ""),
             "blocks_migrated": r.get("blocks_migrated", r.get("blocks_moved_lb", "")),
-            "field_digest": r.get("field_digest") or "",
-            "total_time_max": r.get("total_time_max", "")}
+            "field_digest": r.get("field_digest", ""),
+            "total_time_max": r.get("total_time_max", ""),
+            "git_revision": (r.get("provenance", {}) or {}).get("git_revision", "")}
 
 
 def _summary_figures(path):
@@ -84,8 +88,8 @@ def row_for(desc, run_dir, run_dir_text, wall, status, host, started, command, s
         try:
             figures = _yaml_figures(path)
             error = "" if figures else "results.yaml has no field_digest"
-        except (OSError, yaml.YAMLError) as e:
-            error = f"no readable results.yaml ({type(e).__name__})"
+        except miniamr_results.ResultsError as e:
+            error = f"no readable results.yaml ({e})"
     if figures and simulated:
         if figures.get("total_time_max") in ("", None):
             figures, error = None, "results.yaml has no total_time max"
@@ -214,6 +218,9 @@ def summarize(rows, kind):
             loops = [x for x in (_num(r["total_time_ave"]) for r in ok) if x is not None]
             blocks = [x for x in (_num(r["blocks_ts_ave"]) for r in ok) if x is not None]
             s["time_loop_median"] = statistics.median(loops) if loops else None
+            for column, phase in PHASE_COLUMNS:
+                xs = [x for x in (_num(r[phase]) for r in ok) if x is not None]
+                s[column] = statistics.median(xs) if xs else None
             s["blocks_ts_median"] = statistics.median(blocks) if blocks else None
             s["blocks_per_rank"] = s["blocks_ts_median"] / ranks if blocks else None
             digests = {r["field_digest"] for r in ok if r["field_digest"]}
@@ -310,6 +317,19 @@ def text_table(stats):
         lines.append(f"{s['point']:8s} {s['variant'][:28]:28s} {s['n']:3d} {wall:>28s} "
                      f"{opt('speedup', 8)} {opt('efficiency', 6)} {opt('ratio_to_reference', 6)} "
                      f"{opt('ratio_to_static', 7)}")
+    phased = [s for s in stats if s.get("comp_median") is not None]
+    if phased:
+        lines.append("")
+        lines.append("time loop by phase, median seconds (average over ranks; the reference "
+                     "counts its balancing as refinement):")
+        lines.append(f"{'point':8s} {'variant':28s} {'loop':>8s} {'compute':>8s} {'comm':>8s} "
+                     f"{'checksum':>8s} {'refine':>8s} {'balance':>8s}")
+    for s in phased:
+        def cell(k):
+            return f"{s[k]:8.3f}" if s.get(k) is not None else "       -"
+        lines.append(f"{s['point']:8s} {s['variant'][:28]:28s} {cell('time_loop_median')} "
+                     f"{cell('comp_median')} {cell('comm_median')} {cell('checksum_median')} "
+                     f"{cell('ref_median')} {cell('lb_median')}")
     paired = [s for s in stats if s.get("paired_ratio_to_reference") is not None]
     if paired:
         lines.append("")
