@@ -102,7 +102,7 @@ void check_output_paths(const Config& config, MPI_Comm comm, bool root) {
     if (config.plot_format == "xdmf") outputs.emplace_back("--plot_freq", xdmf_index_path(config));
   }
   if (config.checkpoint_freq > 0)
-    outputs.emplace_back("--checkpoint_dir", checkpoint_path(config.checkpoint_dir, 0) + ".tmp");
+    outputs.emplace_back("--checkpoint_dir", checkpoint_path(config.checkpoint_dir, 0));
   all_or_none(comm, "checking the output files", [&] {
     if (!root) return;
     if (config.plot_freq > 0)
@@ -239,6 +239,8 @@ int run_checked(const std::vector<std::string>& args, World& world) {
         "granted level {}",
         threads, level));
   check_output_paths(config, world_comm, root);
+  // Held until the run ends: no other run publishes or prunes checkpoints in this folder.
+  const io::FolderLock checkpoint_lock = lock_checkpoint_dir(config, world_comm);
   // mpirun binds each rank to one core by default when ranks fill the machine: more threads
   // than that would share it.
   cpu_set_t mask;
