@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-from mpi_env import mpi_env, script_arguments, verdict
+from mpi_env import mpi_env, run_bounded, script_arguments, verdict
 
 # A deck, so that a case may override any of it on the command line.
 DECK = """nx = 4
@@ -53,11 +53,8 @@ def main():
                 # Open MPI's shared-memory start-up writes files larger than that: keep to
                 # sockets and an in-memory PMIx store.
                 env.update(PMIX_MCA_gds="hash", OMPI_MCA_btl="self,tcp")
-            try:
-                return subprocess.run(cmd, cwd=work, env=env, capture_output=True,
-                                      text=True, timeout=120)
-            except subprocess.TimeoutExpired:
-                return subprocess.CompletedProcess(cmd, "hang", "", "(no answer within 120 s)")
+            r = run_bounded(cmd, work, timeout=120, env=env)
+            return r or subprocess.CompletedProcess(cmd, "hang", "", "(no end within 120 s)")
 
         def checkpoints(folder):
             return sorted(n for n in os.listdir(path(folder)) if n.startswith("checkpoint."))
@@ -83,9 +80,9 @@ def main():
         for name in planted:
             os.symlink(path("victim.txt"), path("links", name))
         r = run("--num_tsteps", 3, "--checkpoint_freq", 3, "--checkpoint_dir", "links")
-        with open(path("victim.txt")) as f:
+        with open(path("victim.txt"), "rb") as f:
             victim = f.read()
-        if r.returncode != 0 or victim != "victim\n" or \
+        if r.returncode != 0 or victim != b"victim\n" or \
                 not all(os.path.islink(path("links", n)) for n in planted):
             failures.append(f"planted links: exit {r.returncode}, the link's target now holds "
                             f"{victim[:40]!r}")

@@ -58,7 +58,7 @@ CASES = [
     (["--runtime", "dynamic", "--lb_max_move", "2"], 2, "--lb_max_move must be above 0"),
     (["--lb_log", "log.jsonl"], 2, "--lb_log logs the dynamic runtime's balancer"),
     (["--runtime", "dynamic", "--lb_replay", "/nonexistent/log.jsonl"], 2,
-     "--lb_replay '/nonexistent/log.jsonl': cannot read the file"),
+     "cannot read --lb_replay file '/nonexistent/log.jsonl': No such file or directory"),
     (["--runtime", "dynamic", "--lb_replay", "DECK_WITH_TYPO"], 2, "line 1:"),
     (["--runtime", "dynamic", "--lb_replay", "REPLAY3"], 2, "was logged on 3 ranks, this run has 2"),
     # Object speeds that make the --time step zero (an endless loop) or infinite.
