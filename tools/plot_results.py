@@ -12,6 +12,10 @@ import sys
 
 import yaml
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from miniamr_study import UsageError  # noqa: E402
+from miniamr_study.inputs import check_output_file, read_text, run_tool  # noqa: E402
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -19,6 +23,7 @@ def main():
     ap.add_argument("-o", "--output", default="results.png", help="image to write (PNG, SVG, PDF)")
     ap.add_argument("--title", help="figure title (default: the run's ranks and scenario size)")
     a = ap.parse_args()
+    check_output_file(a.output, "-o", (".png", ".svg", ".pdf"))
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -28,16 +33,23 @@ def main():
               file=sys.stderr)
         return 2
     try:
-        with open(a.results) as f:
-            r = yaml.safe_load(f)
-    except (OSError, yaml.YAMLError) as e:
-        print(f"plot_results.py: cannot read {a.results}: {e}", file=sys.stderr)
-        return 2
+        r = yaml.safe_load(read_text(a.results, "results file"))
+    except yaml.YAMLError as e:
+        raise UsageError(f"{a.results} is not YAML: {str(e).splitlines()[0]}") from None
     if not isinstance(r, dict) or "mesh_history" not in r:
-        print(f"plot_results.py: {a.results} has no mesh_history (not a miniamr results.yaml?)",
-              file=sys.stderr)
-        return 2
+        raise UsageError(f"{a.results} has no mesh_history (not a miniamr results.yaml?)")
+    try:
+        fig = figure(r, a.title, plt)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+        raise UsageError(f"{a.results} is not a miniamr results.yaml ({type(e).__name__}: "
+                         f"{str(e)[:60]})") from None
+    fig.savefig(a.output, dpi=110)
+    print(f"wrote {a.output}")
+    return 0
 
+
+def figure(r, title, plt):
+    """The figure of one run's results (a dict read from results.yaml)."""
     history = r["mesh_history"]
     steps = [m["timestep"] for m in history]
     levels = list(zip(*[m["blocks_per_level"] for m in history]))
@@ -77,14 +89,12 @@ def main():
         ax.set_title(f"load per rank ({r.get('lb_strategy', '')} balancer)")
         ax.legend(fontsize="small")
 
-    fig.suptitle(a.title or (f"miniamr: {r['ranks']} ranks x {r.get('threads', 1)} threads, "
-                             f"{r['num_vars']} variables, {r['num_tsteps']} timesteps, "
-                             f"{r['cell_var_updates_per_s']:.3g} updates/s"))
+    fig.suptitle(title or (f"miniamr: {r['ranks']} ranks x {r.get('threads', 1)} threads, "
+                           f"{r['num_vars']} variables, {r['num_tsteps']} timesteps, "
+                           f"{r['cell_var_updates_per_s']:.3g} updates/s"))
     fig.tight_layout()
-    fig.savefig(a.output, dpi=110)
-    print(f"wrote {a.output}")
-    return 0
+    return fig
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_tool("plot_results.py", main))
