@@ -30,6 +30,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tools/: miniam
 import miniamr_results  # noqa: E402
 from miniamr_results import system_python  # noqa: E402
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from miniamr_study import UsageError  # noqa: E402
+from miniamr_study.inputs import check_output_file, run_tool  # noqa: E402
+
 CELLS, VARS = 8, 40
 MESH = ["--nx", str(CELLS), "--ny", str(CELLS), "--nz", str(CELLS), "--npx", "1", "--npy", "1",
         "--npz", "1", "--num_refine", "0", "--num_vars", str(VARS), "--num_tsteps", "4",
@@ -47,13 +51,19 @@ def storage_bytes(roots, group):
     return roots ** 3 * (cells + 7) // 8 * 8 * group * 8
 
 
+class RunFailure(Exception):
+    """A calibration run failed: exit status 1."""
+
+
 def per_update(miniamr, runtime, kernel_opts, size, folder):
     out = os.path.join(folder, "r.yaml")
     roots, group = size
     cmd = [miniamr, *MESH, "--init_x", str(roots), "--init_y", str(roots), "--init_z", str(roots),
            "--comm_vars", str(group), "--chunk_vars", str(group), *kernel_opts, "--runtime", runtime,
            "--results", out]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise RunFailure(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip()[-400:]}")
     r = miniamr_results.load(out)
     return (r["compute_time_ave"] + r["total_comm_ave"]) / r["cell_var_updates"]
 
@@ -66,8 +76,11 @@ def main():
     args = ap.parse_args()
     system_python.ensure("calibrate_compute.py", ["yaml"])
     import yaml
-    if not os.access(args.miniamr, os.X_OK):
-        sys.exit(f"calibrate_compute: {args.miniamr} is not an executable miniamr (build it first)")
+    if not (os.path.isfile(args.miniamr) and os.access(args.miniamr, os.X_OK)):
+        raise UsageError(f"{args.miniamr} is not an executable miniamr (build it first)")
+    if not 1 <= args.reps <= 100:
+        raise UsageError(f"--reps {args.reps}: expects 1 to 100")
+    check_output_file(args.out, "--out", (".yaml", ".yml"))
     sets = []
     with tempfile.TemporaryDirectory() as tmp:
         for size in SIZES:
@@ -97,5 +110,13 @@ def main():
     print(f"written {args.out}")
 
 
+def calibrate():
+    try:
+        return main() or 0
+    except RunFailure as e:
+        print(f"calibrate_compute: {e}", file=sys.stderr)
+        return 1
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(run_tool("calibrate_compute", calibrate))

@@ -11,23 +11,33 @@ Needs Debian's python3-matplotlib (python3-yaml for the fitted lines).
 """
 import argparse
 import csv
+import io
 import os
 import sys
 import tempfile
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from miniamr_study import UsageError  # noqa: E402
+from miniamr_study.inputs import check_output_folder, read_text, run_tool  # noqa: E402
 
 LATENCY_TESTS = ("pingpong", "allreduce", "neighbour_exchange")
 STYLE = {"same_node": "-", "other_node": "--", "all": ":"}
 
 
 def read_rows(path):
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = list(csv.DictReader(io.StringIO(read_text(path, "results CSV"), newline="")))
     series = {}
-    for r in rows:
-        key = (r["test"], r["pair_class"])
-        series.setdefault(key, []).append(
-            (int(r["bytes"]), float(r["t_min_s"]), float(r["t_median_s"]), float(r["t_max_s"]),
-             float(r["bandwidth_Bps"])))
+    try:
+        for r in rows:
+            key = (r["test"], r["pair_class"])
+            series.setdefault(key, []).append(
+                (int(r["bytes"]), float(r["t_min_s"]), float(r["t_median_s"]),
+                 float(r["t_max_s"]), float(r["bandwidth_Bps"])))
+    except (KeyError, TypeError, ValueError) as e:
+        raise UsageError(f"{path} is not a miniamr-netbench results.csv ({type(e).__name__}: "
+                         f"{str(e)[:60]})") from None
+    if not series:
+        raise UsageError(f"{path} holds no results (not a miniamr-netbench results.csv?)")
     for points in series.values():
         points.sort()
     return series
@@ -37,9 +47,14 @@ def read_models(path):
     """The alpha-beta models per pair class, or {} without the file or python3-yaml."""
     try:
         import yaml
+    except ImportError:
+        return {}
+    try:
         with open(path) as f:
-            return yaml.safe_load(f).get("pair_classes", {}) or {}
-    except (ImportError, OSError, AttributeError):
+            models = yaml.safe_load(f).get("pair_classes", {}) or {}
+        return {c: m for c, m in models.items()
+                if float(m["latency_s"]) >= 0 and float(m["bandwidth_Bps"]) > 0}
+    except (OSError, AttributeError, KeyError, TypeError, ValueError, yaml.YAMLError):
         return {}
 
 
@@ -74,7 +89,9 @@ def main():
               f"{sys.executable}", file=sys.stderr)
         return 3
     out = a.out or os.path.dirname(os.path.abspath(a.csv))
+    check_output_folder(out, "--out")
     series = read_rows(a.csv)
+    os.makedirs(out, exist_ok=True)
     models = read_models(os.path.join(os.path.dirname(os.path.abspath(a.csv)), "model.yaml"))
 
     fig, ax = plt.subplots(figsize=(7, 5))
@@ -115,4 +132,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_tool(os.path.basename(sys.argv[0]), main))

@@ -27,6 +27,10 @@ from miniamr_results import system_python  # noqa: E402
 RANK_PHASES = [("compute_s", "compute"), ("comm_s", "messages"), ("checksum_s", "checksums"),
                ("refine_s", "refinement"), ("balance_s", "balancing"), ("idle_s", "idle")]
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from miniamr_study import UsageError  # noqa: E402
+from miniamr_study.inputs import check_output_file, run_tool  # noqa: E402
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
@@ -35,17 +39,27 @@ def main():
     ap.add_argument("-o", "--output", default="results.png", help="image to write (PNG, SVG, PDF)")
     ap.add_argument("--title", help="figure title (default: the run's ranks and scenario size)")
     a = ap.parse_args()
+    check_output_file(a.output, "-o", (".png", ".svg", ".pdf"))
     system_python.ensure("plot_results.py", ["yaml", "matplotlib"])
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     try:
         r = miniamr_results.load(a.results)
-        history = r["mesh_history"]
+        fig = figure(r, a.title, plt)
     except miniamr_results.ResultsError as e:
-        print(f"plot_results.py: {e}", file=sys.stderr)
-        return 2
+        raise UsageError(str(e)) from None
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+        raise UsageError(f"{a.results} is not a miniamr results file ({type(e).__name__}: "
+                         f"{str(e)[:60]})") from None
+    fig.savefig(a.output, dpi=110)
+    print(f"wrote {a.output}")
+    return 0
 
+
+def figure(r, title, plt):
+    """The figure of one run's results (a dict read by miniamr_results.load)."""
+    history = r["mesh_history"]
     steps = [m["timestep"] for m in history]
     levels = list(zip(*[m["blocks_per_level"] for m in history]))
     load = r.get("load_history", [])
@@ -86,14 +100,12 @@ def main():
         ax.set_title(f"load per rank ({r['lb_strategy']} balancer)")
         ax.legend(fontsize="small")
 
-    fig.suptitle(a.title or (f"miniamr {r['runtime']}: {r['ranks']} ranks x {r['threads']} "
-                             f"threads, {r['num_vars']} variables, {r['num_tsteps']} timesteps, "
-                             f"{r['cell_var_updates_per_s']:.3g} updates/s"))
+    fig.suptitle(title or (f"miniamr {r['runtime']}: {r['ranks']} ranks x {r['threads']} "
+                           f"threads, {r['num_vars']} variables, {r['num_tsteps']} timesteps, "
+                           f"{r['cell_var_updates_per_s']:.3g} updates/s"))
     fig.tight_layout()
-    fig.savefig(a.output, dpi=110)
-    print(f"wrote {a.output}")
-    return 0
+    return fig
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_tool("plot_results.py", main))

@@ -9,10 +9,17 @@ Needs ParaView's Python (Debian's paraview and python3-paraview). Debian's ParaV
 through X only, so a machine without a display lends it a virtual one (xvfb-run, package xvfb).
 """
 import argparse
+import os
+import re
+import sys
 
-from paraview.simple import (Clip, ColorBy, CreateView, GetColorTransferFunction, GetScalarBar,
-                             Hide3DWidgets, Outline, Render, SaveScreenshot, Show, Text,
-                             XDMFReader)
+try:
+    from paraview.simple import (Clip, ColorBy, CreateView, GetColorTransferFunction,
+                                 GetScalarBar, Hide3DWidgets, Outline, Render, SaveScreenshot,
+                                 Show, Text, XDMFReader)
+except ImportError:
+    sys.exit("render_mesh.py: needs ParaView's Python: run it with pvbatch (Debian's paraview "
+             "and python3-paraview)")
 
 
 def main():
@@ -22,7 +29,14 @@ def main():
     ap.add_argument("--size", default="1000x750", help="WIDTHxHEIGHT in pixels")
     ap.add_argument("--title", default="", help="text before the time and block count")
     a = ap.parse_args()
-    width, height = (int(x) for x in a.size.split("x"))
+    size = re.fullmatch(r"([1-9]\d{0,4})x([1-9]\d{0,4})", a.size)
+    if not size:
+        ap.error(f"--size {a.size[:60]!r}: expects WIDTHxHEIGHT in pixels, e.g. 1000x750")
+    width, height = int(size[1]), int(size[2])
+    if not os.path.isfile(a.index):
+        ap.error(f"{a.index}: no such plot index (plot.xmf of miniamr --plot_format xdmf)")
+    if not a.png.lower().endswith(".png") or os.path.isdir(a.png):
+        ap.error(f"{a.png}: the image name must end in .png")
 
     reader = XDMFReader(FileNames=[a.index])
     reader.GridStatus = ["blocks"]  # the blocks' time series (the cells' is the other grid)

@@ -26,6 +26,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tools/: miniam
 import miniamr_results  # noqa: E402
 from miniamr_results import system_python  # noqa: E402
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+from miniamr_study import UsageError  # noqa: E402
+from miniamr_study.inputs import check_output_file, read_text, run_tool  # noqa: E402
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DECKS = ("expanding_sphere", "moving_sphere", "two_spheres")
 PHASES = (("total", "total_time_max"), ("compute", "compute_time_ave"),
@@ -80,12 +84,32 @@ def main():
                     help="the figures of every case measured so far (read, then updated)")
     a = ap.parse_args()
     system_python.ensure("validate_simulation.py", ["yaml"])
+    ranks_list = [r.strip() for r in a.ranks.split(",") if r.strip()]
+    if not all(r.isdigit() and 1 <= int(r) <= 1024 for r in ranks_list):
+        raise UsageError(f"--ranks {a.ranks[:60]!r}: expects rank counts 1 to 1024, e.g. 1,2")
+    if a.num_tsteps < 0:
+        raise UsageError(f"--num-tsteps {a.num_tsteps}: expects 0 (each deck's own) or more")
+    if ranks_list:
+        for what, exe in (("--miniamr", a.miniamr), ("--simulation", a.simulation)):
+            if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
+                raise UsageError(f"{what} {exe}: not an executable miniamr (build it first)")
+        for what, path in (("--platform", a.platform), ("--calibration", a.calibration)):
+            if not a.calibrate or what != "--calibration":
+                read_text(path, what)
+    check_output_file(a.out, "--out", (".md",))
+    check_output_file(a.rows, "--rows", (".json",))
+    if a.calibrate:
+        check_output_file(a.calibration, "--calibration", (".yaml", ".yml"))
     steps = ["--num_tsteps", str(a.num_tsteps)] if a.num_tsteps > 0 else []
     keep = [k for _, k in PHASES]
     cases = {}
     if os.path.exists(a.rows):
-        with open(a.rows) as f:
-            cases = json.load(f)
+        try:
+            cases = json.loads(read_text(a.rows, "--rows"))
+        except ValueError:
+            raise UsageError(f"--rows {a.rows}: not JSON (a file this tool wrote)") from None
+        if not isinstance(cases, dict):
+            raise UsageError(f"--rows {a.rows}: not a file this tool wrote")
     if a.calibrate:
         r = subprocess.run([sys.executable, os.path.join(REPO, "tools", "calibrate_compute.py"),
                             "--miniamr", a.miniamr, "--out", a.calibration], env=env())
@@ -94,7 +118,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="miniamr-validate-") as tmp:
         for deck in DECKS:
             path = os.path.join(REPO, "inputs", f"{deck}.deck")
-            for ranks in (int(r) for r in a.ranks.split(",") if r):
+            for ranks in (int(r) for r in ranks_list):
                 for runtime in ("static", "dynamic"):
                     # (--max_blocks: a cap only, which the 2-rank decks would hit on one rank;
                     # --chunk_vars: every variable in each stage, the order modelled runs take)
@@ -154,4 +178,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_tool("validate_simulation", main))

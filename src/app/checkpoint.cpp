@@ -1,16 +1,23 @@
 #include "app/checkpoint.hpp"
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
+#include <sstream>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -32,7 +39,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view kFormat = "miniamr checkpoint";
-constexpr std::int64_t kFormatVersion = 1;
+// 2: every attribute is covered by the digest, and the header has a digest of its own.
+constexpr std::int64_t kFormatVersion = 2;
 constexpr int kObjectWidth = 14;  // type, bounce, centre, move, size, inc
 
 // Exact text of a double (hexadecimal), so equal options compare equal and no others do.
@@ -72,6 +80,80 @@ template <class T>
 std::uint64_t values_hash(std::uint64_t h, std::span<const T> values) {
   for (const T& x : values) h = stencil::hash_combine(h, std::bit_cast<std::uint64_t>(x));
   return h;
+}
+
+std::uint64_t text_hash(std::uint64_t h, std::string_view text) {
+  h = stencil::hash_combine(h, text.size());
+  for (const char c : text) h = stencil::hash_combine(h, std::uint8_t(c));
+  return h;
+}
+
+// The file's attributes. Their hash is an attribute of its own (checked first, so that a damaged
+// byte in the options is reported as damage, not as options that differ) and part of the digest.
+struct Header {
+  std::string format, program_version, git_revision, runtime, numerics, command_line, run_id;
+  std::int64_t format_version = 0, timestep = 0, blocks = 0, ranks = 0, history_width = 0;
+
+  std::uint64_t hash() const;
+  void write(h5::File& f) const;
+  static Header read(const h5::File& f);
+};
+
+// Every attribute of the header by name, in the order of its hash.
+constexpr std::array<std::pair<const char*, std::string Header::*>, 7> kTextAttributes{{
+    {"format", &Header::format},
+    {"program_version", &Header::program_version},
+    {"git_revision", &Header::git_revision},
+    {"runtime", &Header::runtime},
+    {"numerics", &Header::numerics},
+    {"command_line", &Header::command_line},
+    {"run_id", &Header::run_id},
+}};
+constexpr std::array<std::pair<const char*, std::int64_t Header::*>, 5> kIntAttributes{{
+    {"format_version", &Header::format_version},
+    {"timestep", &Header::timestep},
+    {"blocks", &Header::blocks},
+    {"ranks", &Header::ranks},
+    {"history_width", &Header::history_width},
+}};
+
+std::uint64_t Header::hash() const {
+  std::uint64_t h = 0x68656164ull;  // "head"
+  for (const auto& [name, member] : kTextAttributes) h = text_hash(h, this->*member);
+  for (const auto& [name, member] : kIntAttributes)
+    h = stencil::hash_combine(h, std::uint64_t(this->*member));
+  return h;
+}
+
+void Header::write(h5::File& f) const {
+  for (const auto& [name, member] : kTextAttributes) f.set_attribute(name, this->*member);
+  for (const auto& [name, member] : kIntAttributes) f.set_attribute(name, this->*member);
+  f.set_attribute("header_digest", std::bit_cast<std::int64_t>(hash()));
+}
+
+Header Header::read(const h5::File& f) {
+  Header h;
+  for (const auto& [name, member] : kTextAttributes) h.*member = f.text_attribute(name);
+  for (const auto& [name, member] : kIntAttributes) h.*member = f.int_attribute(name);
+  return h;
+}
+
+// This run, as its checkpoints name it: rank 0's host, process id and start time (jiffies since
+// boot), which no other process shares. A function of the process, so every checkpoint of the
+// run carries the same one.
+std::string run_identity() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '?';
+  std::ifstream in("/proc/self/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string started = "?";
+  // Field 22, counted after the command name in parentheses (which may hold blanks): the 20th.
+  if (const auto close = stat.rfind(')'); close != std::string::npos) {
+    std::istringstream fields(stat.substr(close + 1));
+    for (int i = 0; i < 20 && fields >> started; ++i) {
+    }
+  }
+  return fmt::format("{}:{}:{}", host, ::getpid(), started);
 }
 
 // The state every rank holds alike, as the rows written by rank 0.
@@ -175,6 +257,37 @@ std::map<int, std::string> checkpoints_in(const std::string& dir) {
   return found;
 }
 
+// The run that wrote the checkpoint at `path` ("" when it cannot be read or names none).
+std::string run_of(const std::string& path) {
+  try {
+    const h5::File f = h5::File::open(path, MPI_COMM_SELF);
+    return f.text_attribute("run_id");
+  } catch (const h5::Error&) {
+    return {};
+  }
+}
+
+// Removes this run's oldest checkpoints in `dir` beyond the newest `keep`; files of other runs
+// stay, whatever their age.
+void prune_own(const std::string& dir, int keep, const std::string& me) {
+  std::vector<std::string> own;  // oldest first
+  for (const auto& [ts, path] : checkpoints_in(dir))
+    if (run_of(path) == me) own.push_back(path);
+  std::error_code ec;
+  for (std::size_t i = 0; i + std::size_t(keep) < own.size(); ++i) fs::remove(own[i], ec);
+}
+
+// "12.5 MiB", "1.0 KiB": sizes in messages, in the unit that shows them.
+std::string size_text(double bytes) {
+  static constexpr std::array<std::string_view, 5> kUnits{"bytes", "KiB", "MiB", "GiB", "TiB"};
+  std::size_t u = 0;
+  while (u + 1 < kUnits.size() && bytes >= 1024.0) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{:.0f} bytes", bytes) : fmt::format("{:.1f} {}", bytes, kUnits[u]);
+}
+
 // What HDF5 adds to the data: superblock, object headers, attributes (measured: under 40 KiB
 // for 40 variables).
 constexpr double kMetadataBytes = 256 * 1024;
@@ -183,22 +296,21 @@ constexpr double kMetadataBytes = 256 * 1024;
 // process's file-size limit (ulimit -f).
 void check_room(const std::string& dir, double bytes, int ts) {
   struct statvfs fs {};
-  const auto mib = [](double b) { return b / (1024.0 * 1024.0); };
   if (::statvfs(dir.c_str(), &fs) == 0) {
     const double free_bytes = double(fs.f_bavail) * double(fs.f_frsize);
     if (bytes > free_bytes)
       throw RunError(fmt::format(
-          "the checkpoint at timestep {} needs about {:.1f} MiB, but {} has {:.1f} MiB free; "
-          "the checkpoints already written are kept",
-          ts, mib(bytes), io::shown(dir, 200), mib(free_bytes)));
+          "the checkpoint at timestep {} needs about {}, but {} has {} free; the checkpoints "
+          "already written are kept",
+          ts, size_text(bytes), io::shown(dir, 200), size_text(free_bytes)));
   }
   rlimit limit{};
   if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
       bytes > double(limit.rlim_cur))
     throw RunError(fmt::format(
-        "the checkpoint at timestep {} needs about {:.1f} MiB, more than this process's file "
-        "size limit of {:.1f} MiB (ulimit -f); the checkpoints already written are kept",
-        ts, mib(bytes), mib(double(limit.rlim_cur))));
+        "the checkpoint at timestep {} needs about {}, more than this process's file size limit "
+        "of {} (ulimit -f); the checkpoints already written are kept",
+        ts, size_text(bytes), size_text(double(limit.rlim_cur))));
 }
 
 // The test suite's way to kill a run in the middle of writing a checkpoint: after the
@@ -247,10 +359,24 @@ std::string checkpoint_path(const std::string& dir, int ts) {
   return (fs::path(dir) / fmt::format("checkpoint.{:06d}.h5", ts)).string();
 }
 
+io::FolderLock lock_checkpoint_dir(const Config& config, MPI_Comm comm) {
+  io::FolderLock lock;
+  all_or_none(comm, "locking the checkpoint folder", [&] {
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    if (rank != 0 || config.checkpoint_freq <= 0) return;
+    if (const std::string why = lock.acquire(config.checkpoint_dir); !why.empty())
+      throw UsageError(fmt::format(
+          "--checkpoint_dir {}: {}; runs sharing a folder would publish over each other's "
+          "checkpoints: give each run a folder of its own",
+          io::shown(config.checkpoint_dir, 200), why));
+  });
+  return lock;
+}
+
 void write_checkpoint(const Config& config, const runtime::Communicator& comm,
                       const runtime::Domain& domain, const RunPoint& point) {
   const std::string final_path = checkpoint_path(config.checkpoint_dir, point.timestep);
-  const std::string temp_path = final_path + ".tmp";
   const auto n = std::int64_t(domain.leaves.size());
   const std::vector<std::int64_t> counts = comm.allgather(n);
   std::int64_t first = 0, total = 0;
@@ -277,6 +403,20 @@ void write_checkpoint(const Config& config, const runtime::Communicator& comm,
   all_or_none(comm.get(), "checking the room for a checkpoint", [&] {
     if (comm.is_root()) check_room(config.checkpoint_dir, bytes, point.timestep);
   });
+
+  // Rank 0 makes the temporary file (a random name, O_EXCL | O_NOFOLLOW) and every rank writes
+  // into it: a file or link planted in the folder is never written through.
+  const std::string temp_path = text_from_root(comm.get(), [&] {
+    io::TemporaryFile temp = io::create_temporary(final_path);
+    if (temp.fd < 0)
+      throw RunError(fmt::format("cannot create a temporary file for the checkpoint {}: {}",
+                                 io::shown(final_path, 200),
+                                 std::generic_category().message(temp.error)));
+    ::close(temp.fd);
+    return temp.path.string();
+  });
+  // Every rank holds the same text: rank 0's identity names the run.
+  const std::string me = text_from_root(comm.get(), [] { return run_identity(); });
 
   std::string failure;
   try {
@@ -312,20 +452,23 @@ void write_checkpoint(const Config& config, const runtime::Communicator& comm,
     replicated("state/counters", state.counters, 1);
     replicated("state/mesh_history", state.mesh_history, state.history_width);
     const BuildInfo build = build_info();
-    f.set_attribute("format", kFormat);
-    f.set_attribute("format_version", kFormatVersion);
-    f.set_attribute("program_version", build.version);
-    f.set_attribute("git_revision", build.git_revision);
-    f.set_attribute("timestep", std::int64_t(point.timestep));
-    f.set_attribute("blocks", total);
-    f.set_attribute("ranks", std::int64_t(comm.size()));
-    f.set_attribute("runtime", config.runtime);
-    f.set_attribute("numerics", numerics_text(config));
-    std::string command = "miniamr";
-    for (const std::string& a : config.command_line) command += " " + io::shell_quoted(a);
-    f.set_attribute("command_line", command);
-    f.set_attribute("history_width", state.history_width);
-    f.set_attribute("digest", std::bit_cast<std::int64_t>(digest));
+    Header header;
+    header.format = kFormat;
+    header.format_version = kFormatVersion;
+    header.program_version = build.version;
+    header.git_revision = build.git_revision;
+    header.timestep = point.timestep;
+    header.blocks = total;
+    header.ranks = comm.size();
+    header.runtime = config.runtime;
+    header.numerics = numerics_text(config);
+    header.command_line = "miniamr";
+    for (const std::string& a : config.command_line)
+      header.command_line += " " + io::shell_quoted(a);
+    header.run_id = me;
+    header.history_width = state.history_width;
+    header.write(f);
+    f.set_attribute("digest", std::bit_cast<std::int64_t>(digest + header.hash()));
     f.close();
   } catch (const std::exception& e) {
     failure = e.what();
@@ -341,42 +484,104 @@ void write_checkpoint(const Config& config, const runtime::Communicator& comm,
   if (killed_here(point.timestep) && comm.is_root()) std::raise(SIGKILL);
   all_or_none(comm.get(), "naming the checkpoint", [&] {
     if (!comm.is_root()) return;
-    if (const std::string why = io::sync_and_rename(temp_path, final_path); !why.empty())
+    if (const std::string why = io::sync_and_rename(temp_path, final_path); !why.empty()) {
+      std::error_code ec;
+      fs::remove(temp_path, ec);
       throw RunError(
           fmt::format("cannot publish the checkpoint {}: {}", io::shown(final_path, 200), why));
-    std::error_code ec;
-    // The oldest beyond --checkpoint_keep go, never the one just written.
-    auto all = checkpoints_in(config.checkpoint_dir);
-    while (int(all.size()) > config.checkpoint_keep) {
-      fs::remove(all.begin()->second, ec);
-      all.erase(all.begin());
     }
+    // The oldest of this run's beyond --checkpoint_keep go, never the one just written.
+    prune_own(config.checkpoint_dir, config.checkpoint_keep, me);
   });
 }
 
-std::string find_checkpoint(const std::string& spec, MPI_Comm comm) {
-  return text_from_root(comm, [&] {
-    std::error_code ec;
-    if (fs::is_directory(spec, ec)) {
+namespace {
+
+// A file that cannot be this run's checkpoint (damaged, incomplete, foreign, other numerics):
+// --restart DIR goes on to an older one. Thrown alike on every rank.
+struct Unusable : UsageError {
+  using UsageError::UsageError;
+};
+
+// The files --restart names, newest first: the file itself, or a folder's checkpoints.
+// Collective (rank 0 looks; every rank gets the list or the same error).
+std::vector<std::string> restart_candidates(const std::string& spec, MPI_Comm comm) {
+  const std::string listed = text_from_root(comm, [&] {
+    const std::string shown = io::shown(spec, 200);
+    struct stat st {};
+    if (::stat(spec.c_str(), &st) != 0)
+      throw UsageError(fmt::format("--restart {}: {}", shown,
+                                   errno == ENOENT ? std::string("no such file or folder")
+                                                   : std::generic_category().message(errno)));
+    if (S_ISDIR(st.st_mode)) {
       const auto all = checkpoints_in(spec);
       if (all.empty())
         throw UsageError(fmt::format(
-            "--restart {}: no complete checkpoint (checkpoint.NNNNNN.h5) in that folder",
-            io::shown(spec, 200)));
-      return all.rbegin()->second;
+            "--restart {}: no complete checkpoint (checkpoint.NNNNNN.h5) in that folder", shown));
+      std::string text;  // newest first, one per line (names of the pattern hold no newline)
+      for (auto it = all.rbegin(); it != all.rend(); ++it) text += it->second + "\n";
+      return text;
     }
-    if (!fs::exists(spec, ec))
-      throw UsageError(fmt::format("--restart {}: no such file or folder", io::shown(spec, 200)));
-    return spec;
+    // A FIFO or a device would block the parallel open, or stream forever.
+    if (!S_ISREG(st.st_mode))
+      throw UsageError(fmt::format(
+          "--restart {}: not a regular file or folder (a pipe, device or socket); a checkpoint "
+          "is an HDF5 file written by --checkpoint_freq",
+          shown));
+    return spec + "\n";
   });
+  std::vector<std::string> paths;
+  std::string_view rest = listed;
+  while (!rest.empty()) {
+    const auto nl = rest.find('\n');
+    paths.emplace_back(rest.substr(0, nl));
+    rest.remove_prefix(nl + 1);
+  }
+  return paths;
 }
+
+// Why `words` (level, x, y, z per block) cannot be the leaves of this run's mesh: a level
+// outside 0..num_refine, a block outside the root grid or off its level's lattice, a block given
+// twice or inside another, or leaves that do not cover the domain. "" when they can.
+std::string mesh_problem(std::span<const std::int64_t> words, const octree::RootGrid& grid,
+                         int max_level, std::vector<octree::Key>& sorted) {
+  sorted.clear();
+  sorted.reserve(words.size() / 4);
+  __extension__ typedef unsigned __int128 Volume;
+  Volume volume = 0;
+  for (std::size_t i = 0; i + 4 <= words.size(); i += 4) {
+    const std::int64_t level = words[i];
+    if (level < 0 || level > max_level)
+      return fmt::format("a block at level {}, outside 0..{} (num_refine)", level, max_level);
+    octree::Key k;
+    k.level = std::int8_t(level);
+    for (int d = 0; d < 3; ++d) {
+      const std::int64_t x = words[i + 1 + std::size_t(d)];
+      const auto side = std::int64_t(octree::side(k.level));
+      if (x < 0 || std::uint64_t(x) >= grid.extent(d) || x % side != 0)
+        return fmt::format("a block at level {} has the coordinate {}, off the mesh", level, x);
+      k.x[std::size_t(d)] = octree::Coord(x);
+    }
+    sorted.push_back(k);
+    volume += Volume{1} << (3 * (max_level - level));
+  }
+  std::sort(sorted.begin(), sorted.end(), octree::MortonLess{});
+  // Morton order puts a block right before its descendants: overlaps are adjacent.
+  for (std::size_t i = 1; i < sorted.size(); ++i)
+    if (octree::contains(sorted[i - 1], sorted[i])) return "two blocks overlap";
+  const Volume roots = Volume(grid.n[0]) * Volume(grid.n[1]) * Volume(grid.n[2]);
+  if (volume != roots << (3 * max_level)) return "the blocks do not cover the domain";
+  return {};
+}
+
+}  // namespace
 
 RunPoint read_checkpoint(const std::string& path, const Config& config,
                          const runtime::Communicator& comm, sfc::Curve ownership,
                          runtime::Domain& domain) {
   const std::string shown = io::shown(path, 200);
   const auto refuse = [&](std::string_view why) {
-    return UsageError(fmt::format("--restart {}: {}", shown, why));
+    return Unusable(fmt::format("--restart {}: {}", shown, why));
   };
   try {
     const h5::File f = h5::File::open(path, comm.get());
@@ -385,11 +590,16 @@ RunPoint read_checkpoint(const std::string& path, const Config& config,
     if (const auto v = f.int_attribute("format_version"); v != kFormatVersion)
       throw refuse(
           fmt::format("checkpoint format {}, this miniamr reads format {}", v, kFormatVersion));
-    if (const auto v = f.text_attribute("program_version"); v != build_info().version)
-      throw refuse(
-          fmt::format("written by miniamr {}, this is miniamr {}", v, build_info().version));
+    // The attributes are checked before any is believed: a damaged byte in the options is
+    // damage, not options that differ.
+    const Header header = Header::read(f);
+    if (std::bit_cast<std::int64_t>(header.hash()) != f.int_attribute("header_digest"))
+      throw refuse("its attributes do not match their checksum (a damaged file)");
+    if (header.program_version != build_info().version)
+      throw refuse(fmt::format("written by miniamr {}, this is miniamr {}",
+                               io::printable(header.program_version), build_info().version));
     // Options that change the numbers must be those of the checkpointed run.
-    const auto then = numerics_map(f.text_attribute("numerics"));
+    const auto then = numerics_map(header.numerics);
     std::vector<std::string> differ;
     for (const auto& [name, value] : numerics_of(config)) {
       const auto it = then.find(name);
@@ -401,17 +611,35 @@ RunPoint read_checkpoint(const std::string& path, const Config& config,
       throw refuse(fmt::format(
           "these options change the numerics and differ from the checkpointed run's: {} (its "
           "command line: {})",
-          names, io::shown(f.text_attribute("command_line"), 400)));
+          names, io::shown(header.command_line, 400)));
     }
-    const int timestep = int(f.int_attribute("timestep"));
+    const int timestep = int(header.timestep);
     if (config.num_tsteps_given && !config.time_given && config.num_tsteps <= timestep)
-      throw refuse(fmt::format("the checkpoint is at timestep {}: --num_tsteps {} ends earlier",
-                               timestep, config.num_tsteps));
+      // Not the file's fault: an older checkpoint would not be what was asked for either.
+      throw UsageError(
+          config.num_tsteps == timestep
+              ? fmt::format("--restart {}: the checkpoint is at timestep {}, the last of "
+                            "--num_tsteps {}: the run is complete and nothing is left to run "
+                            "(a larger --num_tsteps continues it)",
+                            shown, timestep, config.num_tsteps)
+              : fmt::format("--restart {}: the checkpoint is at timestep {}, past the end of "
+                            "--num_tsteps {} (a --num_tsteps above {} continues it)",
+                            shown, timestep, config.num_tsteps, timestep));
+    if (header.history_width != 1 + (config.num_refine + 1))  // (timestep, blocks per level)
+      throw refuse("its mesh history does not have this run's levels");
 
     // Every rank reads all keys (16 bytes a block) and takes an even cut of the ownership curve.
-    const std::int64_t total = f.int_attribute("blocks");
-    if (f.rows("mesh/keys") != total) throw refuse("the block count does not match the mesh");
+    const std::int64_t total = header.blocks;
+    if (total < 1 || f.rows("mesh/keys") != total)
+      throw refuse("the block count does not match the mesh");
     const auto words = f.read_rows<std::int64_t>("mesh/keys", 0, total, 4);
+    domain.grid = octree::RootGrid{config.root_blocks()};
+    domain.shape = config.block_shape();
+    std::vector<octree::Key> sorted;
+    if (const std::string why = mesh_problem(words, domain.grid, config.num_refine, sorted);
+        !why.empty())
+      throw refuse(fmt::format("its mesh is not one this run can have: {}", why));
+    // (file rows in Morton order of their keys)
     std::vector<std::pair<octree::Key, std::int64_t>> keyed;  // (key, row in the file)
     keyed.reserve(std::size_t(total));
     for (std::int64_t r = 0; r < total; ++r) {
@@ -423,11 +651,6 @@ RunPoint read_checkpoint(const std::string& path, const Config& config,
     }
     std::sort(keyed.begin(), keyed.end(),
               [](const auto& a, const auto& b) { return octree::MortonLess{}(a.first, b.first); });
-    std::vector<octree::Key> sorted;
-    sorted.reserve(keyed.size());
-    for (const auto& kr : keyed) sorted.push_back(kr.first);
-    domain.grid = octree::RootGrid{config.root_blocks()};
-    domain.shape = config.block_shape();
     const octree::LeafSet all(std::move(sorted));
     const auto order = sfc::curve_order(all, sfc::CurveSpace::make(ownership, domain.grid));
     const std::vector<std::int64_t> ones(all.size(), 1);
@@ -470,7 +693,7 @@ RunPoint read_checkpoint(const std::string& path, const Config& config,
     state.initial_checksums = column.template operator()<double>("state/initial_checksums", 1);
     state.time = column.template operator()<double>("state/time", 1);
     state.counters = column.template operator()<std::int64_t>("state/counters", 1);
-    state.history_width = f.int_attribute("history_width");
+    state.history_width = header.history_width;
     state.mesh_history =
         column.template operator()<std::int64_t>("state/mesh_history", state.history_width);
     if (state.time.size() != 2 || state.counters.size() != 12 ||
@@ -483,15 +706,46 @@ RunPoint read_checkpoint(const std::string& path, const Config& config,
       local += block_hash(domain.leaves[b], domain.blocks[b], domain.cost[b]);
     std::uint64_t digest = 0;
     MPI_Allreduce(&local, &digest, 1, MPI_UINT64_T, MPI_SUM, comm.get());
-    digest += state.hash();
+    digest += state.hash() + header.hash();
     if (std::bit_cast<std::int64_t>(digest) != f.int_attribute("digest"))
       throw refuse("its contents do not match their checksum (a damaged file)");
     RunPoint point = run_point(state);
     if (point.timestep != timestep) throw refuse("its timestep and its state disagree");
+    if (config.time_given && !config.num_tsteps_given && point.sim_time >= config.time)
+      throw UsageError(fmt::format(
+          "--restart {}: the checkpoint is at time {:g}, at or past --time {:g}: nothing is left "
+          "to run (a larger --time continues it)",
+          shown, point.sim_time, config.time));
     return point;
   } catch (const h5::Error& e) {
     throw refuse(e.what());
   }
+}
+
+RunPoint restart(const Config& config, const runtime::Communicator& comm, sfc::Curve ownership,
+                 runtime::Domain& domain, std::FILE* out) {
+  const std::vector<std::string> candidates = restart_candidates(config.restart_path, comm.get());
+  std::optional<Unusable> newest;  // the reason given when no candidate can be used
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const std::string& path = candidates[i];
+    try {
+      RunPoint point = read_checkpoint(path, config, comm, ownership, domain);
+      if (comm.is_root() && out != nullptr && config.verbosity != Verbosity::kQuiet)
+        fmt::print(out, "Restarting from {} (timestep {}){}\n", io::printable(path), point.timestep,
+                   i > 0 ? ", the newest usable checkpoint in the folder" : "");
+      return point;
+    } catch (const Unusable& e) {
+      if (!newest) newest = e;
+      // Said even with --quiet: the run goes on from an older state than the folder's newest.
+      if (comm.is_root() && i + 1 < candidates.size())
+        fmt::print(stderr, "miniamr: note: {}; trying the older {}\n", io::printable(e.what()),
+                   io::shown(candidates[i + 1], 200));
+    }
+  }
+  if (candidates.size() > 1)
+    throw UsageError(fmt::format("{} (and no older checkpoint in {} can be used either)",
+                                 newest->what(), io::shown(config.restart_path, 200)));
+  throw UsageError(newest->what());
 }
 
 }  // namespace miniamr::app

@@ -15,7 +15,7 @@
 
 namespace miniamr::app {
 
-std::string read_input_text(const std::string& path, std::string_view what) {
+std::string read_input_text(const std::string& path, std::string_view what, std::size_t max_bytes) {
   const std::string name = io::shown(path, 200);
   const auto refuse = [&](std::string_view why) {
     return UsageError(fmt::format("cannot read {} file {}: {}", what, name, why));
@@ -36,9 +36,9 @@ std::string read_input_text(const std::string& path, std::string_view what) {
         "it is not a regular file (a pipe, device or socket); a {} is read from a file", what));
   const auto too_big = [&] {
     return refuse(
-        fmt::format("it is larger than {} KiB, the limit for a {}", kMaxInputBytes / 1024, what));
+        fmt::format("it is larger than {} KiB, the limit for a {}", max_bytes / 1024, what));
   };
-  if (std::uint64_t(st.st_size) > kMaxInputBytes) throw too_big();
+  if (std::uint64_t(st.st_size) > max_bytes) throw too_big();
   std::string text;
   char buffer[16384];
   for (;;) {
@@ -47,7 +47,7 @@ std::string read_input_text(const std::string& path, std::string_view what) {
     if (n < 0) throw refuse(std::generic_category().message(errno));
     if (n == 0) break;
     text.append(buffer, std::size_t(n));
-    if (text.size() > kMaxInputBytes) throw too_big();  // the file grew while being read
+    if (text.size() > max_bytes) throw too_big();  // the file grew while being read
   }
   return text;
 }

@@ -14,7 +14,8 @@ constexpr std::size_t kMaxInputBytes = std::size_t{1} << 20;
 
 // The text of the file at `path`, a `what` ("deck", "plan"). Throws UsageError "cannot read
 // <what> file <path>: <why>" when the file is missing, unreadable, not a regular file (a FIFO,
-// a device) or larger than kMaxInputBytes.
-std::string read_input_text(const std::string& path, std::string_view what);
+// a device) or larger than `max_bytes`.
+std::string read_input_text(const std::string& path, std::string_view what,
+                            std::size_t max_bytes = kMaxInputBytes);
 
 }  // namespace miniamr::app

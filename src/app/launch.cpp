@@ -1,12 +1,17 @@
 #include "app/launch.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <sstream>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -93,7 +98,97 @@ std::vector<std::string> singleton_hosts(std::vector<std::string> hosts, int wor
   return hosts;
 }
 
+// What a spawned worker learns of its main process, in its environment: "HOST PID SECONDS", the
+// main process's host and process id and how long the worker may take to join it.
+constexpr const char* kSpawnedBy = "MINIAMR_SPAWNED_BY";
+
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
+}
+
 }  // namespace
+
+bool oversubscription_allowed() {
+  const char* v = std::getenv("OMPI_MCA_rmaps_base_oversubscribe");
+  if (v == nullptr) return false;
+  const std::string_view on(v);
+  return on == "1" || on == "true" || on == "yes";
+}
+
+int available_slots() {
+  const int cores = std::max(1, int(std::thread::hardware_concurrency()));
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr) return cores;  // no launcher: this machine
+  int* universe = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &universe, &found);
+  return found != 0 && universe != nullptr && *universe > 0 ? *universe : cores;
+}
+
+void check_worker_slots(int workers) {
+  const int slots = available_slots();
+  const bool oversubscribe = oversubscription_allowed();
+  const std::int64_t most = std::int64_t(slots) * (oversubscribe ? kMaxOversubscription : 1) - 1;
+  if (workers <= most) return;
+  const bool launcher = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
+  std::string why = fmt::format(
+      "--workers {}: the run would have {} processes, but {} has {} slot{}", workers,
+      std::int64_t(workers) + 1, launcher ? "the launcher's allocation" : "this machine", slots,
+      slots == 1 ? "" : "s");
+  if (oversubscribe)
+    why += fmt::format(" ({} processes per slot at most, oversubscribed)", kMaxOversubscription);
+  why += most > 0 ? fmt::format(": at most {} worker{}", most, most == 1 ? "" : "s")
+                  : std::string(": no room for a worker");
+  if (!oversubscribe)
+    why += launcher ? "; add hosts or slots, or allow oversubscribing (mpirun --oversubscribe)"
+                    : "; allow oversubscribing (OMPI_MCA_rmaps_base_oversubscribe=1), or start "
+                      "from mpirun with more slots";
+  throw UsageError(why);
+}
+
+SpawnGuard::SpawnGuard() {
+  const char* by = std::getenv(kSpawnedBy);
+  if (by == nullptr) return;
+  std::istringstream in(by);
+  std::string host;
+  long pid = 0, seconds = 0;
+  if (!(in >> host >> pid >> seconds) || pid <= 0 || seconds <= 0) return;
+  const bool same_host = host == host_name();
+  thread_ = std::thread([this, host, pid, seconds, same_host] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    const auto end = [&](const std::string& why) {
+      std::fflush(stdout);
+      fmt::print(stderr, "miniamr: spawned worker {}: {}; ending\n", ::getpid(), why);
+      std::fflush(stderr);
+      std::_Exit(RunError::kExitStatus);
+    };
+    std::unique_lock lock(mutex_);
+    while (!stopped_) {
+      wake_.wait_for(lock, std::chrono::milliseconds(200));
+      if (stopped_) break;
+      // (the process id is only meaningful on the main process's host)
+      if (same_host && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH)
+        end(fmt::format("its main process {} on {} is gone", pid, host));
+      if (!joined_ && std::chrono::steady_clock::now() > deadline)
+        end(fmt::format("it did not join its main process {} on {} within {} s", pid, host,
+                        seconds));
+    }
+  });
+}
+
+void SpawnGuard::joined() {
+  const std::lock_guard lock(mutex_);
+  joined_ = true;
+}
+
+void SpawnGuard::stop() {
+  {
+    const std::lock_guard lock(mutex_);
+    stopped_ = true;
+  }
+  wake_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
 
 std::string processor_name() {
   char name[MPI_MAX_PROCESSOR_NAME] = {};
@@ -141,6 +236,10 @@ void World::spawn(const std::vector<std::string>& args, int workers,
   std::vector<int> counts(n, 1);
   InfoList infos(n);
   for (std::size_t i = 0; i < placed.size() && i < n; ++i) infos.set(i, "host", placed[i]);
+  // Each worker's SpawnGuard: this process, and a little longer than this spawn may take.
+  const std::string spawned_by =
+      fmt::format("{}={} {} {}", kSpawnedBy, host_name(), ::getpid(), deadline.count() + 30);
+  for (std::size_t i = 0; i < n; ++i) infos.set(i, "env", spawned_by);
   std::vector<int> codes(n, MPI_SUCCESS);
 
   // Errors come back as codes, to be reported, instead of aborting the job.

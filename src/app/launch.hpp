@@ -5,7 +5,10 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <mpi.h>
@@ -48,5 +51,42 @@ class World {
 
 // This process's host, as MPI names it.
 std::string processor_name();
+
+// True when the launcher was told that cores and slots may be oversubscribed (mpirun
+// --oversubscribe, or OMPI_MCA_rmaps_base_oversubscribe=1 in the environment).
+bool oversubscription_allowed();
+// Then at most this many threads per core, or processes per slot.
+inline constexpr int kMaxOversubscription = 4;
+
+// The processes this job may run at once: MPI_UNIVERSE_SIZE (the launcher's slots) under a
+// launcher, this machine's cores for a process started without one.
+int available_slots();
+
+// Before anything is spawned (Open MPI would start workers beyond the slots one by one, and
+// leave the run waiting for the rest): throws UsageError when the main process and `workers`
+// would not fit available_slots(), kMaxOversubscription times that when oversubscribing.
+void check_worker_slots(int workers);
+
+// A spawned worker's guard, from before MPI_Init (which a worker whose main process died may
+// never leave) until stop(): it ends the worker when its main process (on the same host) is gone,
+// or when it has not joined its main process by the deadline. World::spawn gives its workers
+// what the guard needs in their environment; in any other process the guard does nothing.
+class SpawnGuard {
+ public:
+  SpawnGuard();
+  ~SpawnGuard() { stop(); }
+  SpawnGuard(const SpawnGuard&) = delete;
+  SpawnGuard& operator=(const SpawnGuard&) = delete;
+
+  // The worker is part of its main process's world: the deadline no longer applies.
+  void joined();
+  void stop();
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool joined_ = false, stopped_ = false;
+  std::thread thread_;
+};
 
 }  // namespace miniamr::app

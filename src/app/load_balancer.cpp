@@ -9,6 +9,7 @@
 
 #include "app/errors.hpp"
 #include "app/input_file.hpp"
+#include "app/lb_replay.hpp"
 #include "app/link_model_file.hpp"
 #include "app/objects.hpp"
 #include "app/root_io.hpp"
@@ -24,13 +25,6 @@ using Json = nlohmann::json;
 
 std::array<std::uint32_t, 4> key_words(const octree::Key& k) {
   return {std::uint32_t(k.level), k.x[0], k.x[1], k.x[2]};
-}
-
-octree::Key key_of(const std::array<std::uint32_t, 4>& w) {
-  octree::Key k;
-  k.level = std::int8_t(w[0]);
-  k.x = {w[1], w[2], w[3]};
-  return k;
 }
 
 // The balancer's price of moving data: a miniamr-netbench model (--lb_link_model), else a
@@ -77,87 +71,12 @@ LoadBalancer::LoadBalancer(const Config& config, runtime::Runtime& runtime)
                 {"link_bandwidth_Bps", link_.bandwidth_Bps}}
                .dump() +
            "\n";
-  if (config_.lb_replay_path.empty()) return;
-  const std::string& path = config_.lb_replay_path;
-  const std::string text = text_from_root(comm.get(), [&] {
-    std::string t;
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    bool good = f != nullptr;
-    if (f != nullptr) {
-      char buf[65536];
-      std::size_t n = 0;
-      while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) t.append(buf, n);
-      good = std::ferror(f) == 0;
-      std::fclose(f);
-    }
-    if (!good) throw UsageError(fmt::format("--lb_replay '{}': cannot read the file", path));
-    return t;
-  });
-  std::size_t line_no = 0, begin = 0;
-  bool header = false;
-  while (begin < text.size()) {
-    const std::size_t end = std::min(text.find('\n', begin), text.size());
-    const std::string line = text.substr(begin, end - begin);
-    begin = end + 1;
-    ++line_no;
-    if (line.empty()) continue;
-    Json j;
-    try {
-      j = Json::parse(line);
-      if (!header) {
-        if (!j.contains("miniamr_lb_log")) throw std::runtime_error("not an --lb_log file");
-        const int ranks = j.at("ranks").get<int>();
-        if (ranks != comm.size())
-          throw UsageError(fmt::format("--lb_replay '{}' was logged on {} ranks, this run has {}",
-                                       path, ranks, comm.size()));
-        header = true;
-        continue;
-      }
-      if (!j.at("taken").get<bool>()) continue;
-      auto& moves = replay_[j.at("timestep").get<int>()];
-      for (const Json& m : j.at("moves")) {
-        Move mv;
-        mv.from = m.at("from").get<int>();
-        mv.to = m.at("to").get<int>();
-        mv.first = m.at("first").get<std::array<std::uint32_t, 4>>();
-        mv.last = m.at("last").get<std::array<std::uint32_t, 4>>();
-        mv.blocks = m.at("blocks").get<std::int64_t>();
-        if (mv.from < 0 || mv.from >= comm.size() || mv.to < 0 || mv.to >= comm.size())
-          throw std::runtime_error("a move names a rank outside this run");
-        moves.push_back(mv);
-      }
-    } catch (const UsageError&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw UsageError(fmt::format("--lb_replay '{}' line {}: {}", path, line_no, e.what()));
-    }
-  }
-  if (!header) throw UsageError(fmt::format("--lb_replay '{}': empty, not an --lb_log file", path));
+  if (!config_.lb_replay_path.empty()) replay_ = read_replay_log(config_, comm);
 }
 
 std::vector<int> LoadBalancer::replayed_targets(int ts, const runtime::Domain& domain,
                                                 std::span<const std::size_t> order) const {
-  const int me = rt_.comm().rank();
-  std::vector<int> t(order.size(), me);
-  const auto it = replay_.find(ts);
-  if (it == replay_.end()) return t;
-  for (const Move& m : it->second) {
-    if (m.from != me) continue;
-    const octree::Key first = key_of(m.first), last = key_of(m.last);
-    bool inside = false;
-    for (std::size_t p = 0; p < order.size(); ++p) {
-      const octree::Key& k = domain.leaves[order[p]];
-      if (k == first) inside = true;
-      if (inside) t[p] = m.to;
-      if (k == last) break;
-    }
-    if (!inside)
-      throw RunError(
-          fmt::format("--lb_replay: timestep {} moves blocks rank {} does not hold "
-                      "(the log is from another run)",
-                      ts, me));
-  }
-  return t;
+  return replay_targets(replay_, ts, rt_.comm(), domain.leaves, order);
 }
 
 std::vector<std::int64_t> LoadBalancer::forecast(const runtime::Domain& domain,

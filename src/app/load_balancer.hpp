@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "app/config.hpp"
+#include "app/lb_replay.hpp"
 #include "runtime/domain.hpp"
 #include "runtime/link_model.hpp"
 #include "runtime/ownership_directory.hpp"
@@ -57,11 +58,6 @@ class LoadBalancer {
   std::optional<int> moved_to(const octree::Key& key) const { return directory_.get(key); }
 
  private:
-  struct Move {
-    int from = 0, to = 0;
-    std::array<std::uint32_t, 4> first{}, last{};  // level, x, y, z of the range's ends
-    std::int64_t blocks = 0;
-  };
   std::vector<int> replayed_targets(int ts, const runtime::Domain& domain,
                                     std::span<const std::size_t> order) const;
   std::vector<std::int64_t> forecast(const runtime::Domain& domain,
@@ -77,10 +73,10 @@ class LoadBalancer {
   BalanceStats stats_;
   std::int64_t last_updates_ = 0;
   double last_compute_ = 0;
-  std::string log_;                          // rank 0: --lb_log lines, written at finish()
-  std::map<int, std::vector<Move>> replay_;  // --lb_replay: moves per timestep
-  double last_measured_max_ = 0;             // measured max seconds per stage, last decision
-  std::vector<double> speeds_;               // every rank's last measured speed (0: never)
+  std::string log_;               // rank 0: --lb_log lines, written at finish()
+  ReplayLog replay_;              // --lb_replay: moves per timestep
+  double last_measured_max_ = 0;  // measured max seconds per stage, last decision
+  std::vector<double> speeds_;    // every rank's last measured speed (0: never)
 };
 
 }  // namespace miniamr::app

@@ -258,6 +258,9 @@ double to_real(std::string_view text, std::string_view what, const Where& where)
   return value;
 }
 
+// The largest size option: 2^60 bytes (1 EiB), far beyond any machine, far below 2^63.
+constexpr double kMaxSizeBytes = 0x1p60;
+
 // A byte count with an optional binary suffix: "4096", "512K", "512M", "1.5G", "2T".
 double to_size(std::string_view text, std::string_view what, const Where& where) {
   static constexpr std::string_view kSuffixes = "KMGT";
@@ -276,6 +279,10 @@ double to_size(std::string_view text, std::string_view what, const Where& where)
       !std::isfinite(value * scale))
     throw UsageError(fmt::format("{}{} expects a positive size such as 512M or 8G, got {}",
                                  where.prefix, what, shown(text)));
+  // Sizes are byte counts in 64-bit integers further on: anything near 2^64 would wrap.
+  if (value * scale > kMaxSizeBytes)
+    throw UsageError(fmt::format("{}{} must be at most 1048576T (1 EiB), got {}", where.prefix,
+                                 what, shown(text)));
   return value * scale;
 }
 
@@ -329,8 +336,14 @@ std::string expected_values(const OptionSpec& spec) {
   if (std::holds_alternative<RealSetter>(spec.set)) return "a number";
   if (std::holds_alternative<FlagSetter>(spec.set)) return "true or false";
   if (std::holds_alternative<SizeSetter>(spec.set)) return "a size such as 512M or 8G";
-  if (std::holds_alternative<TextSetter>(spec.set))
-    return fmt::format("a {}", spec.args == "FILE" ? "file name" : "name");
+  if (std::holds_alternative<TextSetter>(spec.set)) {
+    if (spec.args == "FILE") return "a file name";
+    if (spec.args == "DIR") return "a folder";
+    if (spec.args == "FILE|HOST:PORT") return "a plan file or HOST:PORT";
+    if (spec.args == "DIR|FILE") return "a folder or a file";
+    return spec.args.find('|') != std::string_view::npos ? fmt::format("one of {}", spec.args)
+                                                         : std::string("a name");
+  }
   return fmt::format("{} values ({})", kObjectFields.size(), spec.args);
 }
 
@@ -453,6 +466,13 @@ void apply_cli(State& state, std::span<const std::string> args) {
       continue;
     }
     for (std::size_t k = 1; k <= n; ++k) {
+      // mpirun takes a lone ':' as the end of this program's words (MPMD): say so when the value
+      // is missing at the very end, where that ':' would have been.
+      if (i + k >= args.size() && n == 1 && std::holds_alternative<TextSetter>(spec.set))
+        throw UsageError(fmt::format(
+            "missing value for --{}: expects {} (under mpirun a lone ':' ends the program's "
+            "words: write --{}=VALUE)",
+            spec.name, expected_values(spec), spec.name));
       // A value never starts with "--": "--nx --ny 4" is a missing value, not "--ny" read as 0.
       if (i + k >= args.size() || args[i + k].starts_with("--")) throw_missing(spec, k - 1, where);
     }
@@ -504,6 +524,14 @@ void apply_deck(State& state, const Deck& deck) {
 [[noreturn]] void fail(const std::string& message) {
   throw UsageError(message);
 }
+
+// Bounds of the options that multiply a run's time or work (the cores of a node bound --threads
+// further at start-up, app/run.cpp).
+constexpr int kMaxThreads = 4096;
+constexpr double kMaxSlowdown = 1000;
+constexpr double kMaxNoise = 10;
+// A --slow_rank range spans at most this many ranks (more than any MPI job has).
+constexpr std::int64_t kMaxSlowRanks = std::int64_t{1} << 24;
 
 void check_object_count(const State& state) {
   if (!state.num_objects) return;
@@ -618,6 +646,8 @@ void check_runtime(const Config& c) {
   if (c.runtime != "static" && c.runtime != "dynamic")
     fail(fmt::format("--runtime must be static or dynamic, got {}", shown(c.runtime)));
   if (c.threads_given) check_at_least("threads", c.threads, 1);
+  if (c.threads_given && c.threads > kMaxThreads)
+    fail(fmt::format("--threads must be at most {}, got {}", kMaxThreads, c.threads));
   check_at_least("sweep_vars", c.sweep_vars, 1);
   check_at_least("chunk_vars", c.chunk_vars, 0);
   check_at_least("batch_tsteps", c.batch_tsteps, 1);
@@ -637,7 +667,10 @@ void check_runtime(const Config& c) {
   check_at_least("lb_freq", c.lb_freq, 1);
   if (!(c.lb_max_move > 0.0 && c.lb_max_move <= 1.0))
     fail(fmt::format("--lb_max_move must be above 0 and at most 1, got {}", c.lb_max_move));
-  if (!(c.noise >= 0.0)) fail(fmt::format("--noise must be non-negative, got {}", c.noise));
+  // Both multiply the run's time: past these bounds a run would not end in any useful time.
+  if (!(c.noise >= 0.0 && c.noise <= kMaxNoise))
+    fail(fmt::format("--noise must be between 0 and {} (sigma, in units of a task's time), got {}",
+                     kMaxNoise, c.noise));
   (void)c.slow_rank_factors();  // throws on a malformed --slow_rank
   if (!c.lb_replay_path.empty() && c.runtime != "dynamic")
     fail("--lb_replay replays the dynamic runtime's balancer: add --runtime dynamic");
@@ -710,7 +743,11 @@ void check_time_loop(const Config& c) {
   if (!c.time_given || c.num_tsteps_given) check_at_least("num_tsteps", c.num_tsteps, 1);
   check_at_least("stages_per_ts", c.stages_per_ts, 1);
   check_at_least("checksum_freq", c.checksum_freq, 0);
-  check_at_least("error_tol", c.error_tol, 0);
+  // 10^-E must be a positive double (10^-308 is the smallest normal power of ten).
+  if (c.error_tol < 0 || c.error_tol > 308)
+    fail(fmt::format(
+        "--error_tol must be between 0 and 308 (the tolerance is 10^-E, a positive double), got {}",
+        c.error_tol));
   check_at_least("plot_freq", c.plot_freq, 0);
   if (c.plot_format != "text" && c.plot_format != "xdmf" && c.plot_format != "vtkhdf")
     fail(fmt::format("--plot_format must be text, xdmf or vtkhdf, got {}", shown(c.plot_format)));
@@ -748,6 +785,7 @@ void check_objects(const Config& c) {
 
 std::vector<std::pair<int, double>> Config::slow_rank_factors() const {
   std::vector<std::pair<int, double>> out;
+  std::set<int> seen;
   for (const std::string& text : slow_ranks) {
     const auto colon = text.find(':');
     const Where where{"", false};
@@ -768,7 +806,18 @@ std::vector<std::pair<int, double>> Config::slow_rank_factors() const {
       fail(fmt::format("--slow_rank {}: the range's last rank is below its first", shown(text)));
     if (!(factor >= 1.0))
       fail(fmt::format("--slow_rank factor must be at least 1 (a slowdown), got {}", factor));
-    for (int r = first; r <= last; ++r) out.emplace_back(r, factor);
+    if (factor > kMaxSlowdown)
+      fail(fmt::format("--slow_rank factor must be at most {}, got {}", kMaxSlowdown, factor));
+    if (std::int64_t(last) - first >= kMaxSlowRanks)
+      fail(fmt::format("--slow_rank {}: a range of more ranks than any run has", shown(text)));
+    for (int r = first; r <= last; ++r) {
+      if (!seen.insert(r).second)
+        fail(
+            fmt::format("--slow_rank: rank {} is given twice (again in {}); give each rank one "
+                        "factor",
+                        r, shown(text)));
+      out.emplace_back(r, factor);
+    }
   }
   return out;
 }

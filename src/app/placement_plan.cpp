@@ -161,10 +161,10 @@ Placement resolve_placement(const PlanOptions& options, int workers) {
     if (!answer.ok)
       why = answer.error;
     else if (answer.line.starts_with("ERROR"))
-      why = fmt::format("it answered '{}'", io::printable(answer.line.substr(0, 200)));
+      why = fmt::format("it answered {}", io::shown(answer.line));
     else if (nodes = parse_node_list(answer.line); !nodes)
-      why = fmt::format("its answer '{}' is not a comma-separated list of host names",
-                        io::printable(answer.line.substr(0, 80)));
+      why = fmt::format("its answer {} is not a comma-separated list of host names",
+                        io::shown(answer.line));
     if (!why.empty()) {
       why = fmt::format("plan server {} (request '{}'): {}", source.spec, request, why);
       if (options.strict) throw UsageError(fmt::format("--plan_strict: {}", why));

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -44,6 +45,7 @@
 #include "runtime/mpi.hpp"
 #include "runtime/static_runtime.hpp"
 #include "runtime/trace.hpp"
+#include "stencil/hash.hpp"
 #include "stencil/kernel_set.hpp"
 #ifdef MINIAMR_HAVE_KOKKOS
 #include "stencil_kokkos/kokkos_stencil.hpp"
@@ -102,7 +104,7 @@ void check_output_paths(const Config& config, MPI_Comm comm, bool root) {
     if (config.plot_format != "text") outputs.emplace_back("--plot_freq", plot_index_path(config));
   }
   if (config.checkpoint_freq > 0)
-    outputs.emplace_back("--checkpoint_dir", checkpoint_path(config.checkpoint_dir, 0) + ".tmp");
+    outputs.emplace_back("--checkpoint_dir", checkpoint_path(config.checkpoint_dir, 0));
   all_or_none(comm, "checking the output files", [&] {
     if (!root) return;
     if (config.plot_freq > 0)
@@ -119,6 +121,34 @@ void check_output_paths(const Config& config, MPI_Comm comm, bool root) {
       if (const std::string why = io::unwritable_reason(path); !why.empty())
         throw UsageError(
             fmt::format("{} {}: cannot write there: {}", what, io::shown(path, 200), why));
+  });
+}
+
+// Collective. Threads beyond a node's cores only wait for each other (10000 of them did not run 5
+// small timesteps in a minute): at most one per core, or kMaxOversubscription per core where
+// the launcher allows oversubscribing. Every rank checks its own node.
+void check_thread_count(int threads, bool given, MPI_Comm comm) {
+  all_or_none(comm, "checking the thread count", [&] {
+#ifndef MINIAMR_SIMGRID  // (simulated ranks run one thread each)
+    const int cores = std::max(1, int(std::thread::hardware_concurrency()));
+    const bool oversubscribe = oversubscription_allowed();
+    const int most = cores * (oversubscribe ? kMaxOversubscription : 1);
+    if (threads <= most) return;
+    const std::string what =
+        given ? fmt::format("--threads {}", threads) : fmt::format("OMP_NUM_THREADS={}", threads);
+    throw UsageError(
+        oversubscribe
+            ? fmt::format("{}: more than {} threads per core on a node of {} core{}, even "
+                          "oversubscribed: at most {}",
+                          what, kMaxOversubscription, cores, cores == 1 ? "" : "s", most)
+            : fmt::format("{}: more threads than the {} core{} of this node (threads beyond the "
+                          "cores only wait for each other): at most {}, or up to {} per core "
+                          "where oversubscribing is allowed (mpirun --oversubscribe)",
+                          what, cores, cores == 1 ? "" : "s", most, kMaxOversubscription));
+#else
+    (void)threads;
+    (void)given;
+#endif
   });
 }
 
@@ -155,10 +185,32 @@ stencil::Isa kernel_isa(const std::string& wanted, MPI_Comm comm) {
   return static_cast<stencil::Isa>(level);
 }
 
+// Collective over `comm`: one allreduce. Ranks started with different options (an MPMD launch,
+// a wrapper script that adds options on some ranks) would run different programs and wait for
+// each other forever: every rank's options must be rank 0's. The deck path is left out, since
+// rank 0 reads the deck for every rank (node-local copies may have other paths).
+void check_same_options(MPI_Comm comm, const std::vector<std::string>& args) {
+  std::uint64_t h = 0x6f707473ull;  // "opts"
+  const bool deck = !args.empty() && !args[0].starts_with('-');
+  h = stencil::hash_combine(h, deck ? 1 : 0);
+  for (std::size_t i = deck ? 1 : 0; i < args.size(); ++i) {
+    h = stencil::hash_combine(h, args[i].size());
+    for (const char c : args[i]) h = stencil::hash_combine(h, std::uint8_t(c));
+  }
+  // The largest hash and the complement of the smallest: equal everywhere when all agree.
+  std::uint64_t both[2] = {h, ~h};
+  MPI_Allreduce(MPI_IN_PLACE, both, 2, MPI_UINT64_T, MPI_MAX, comm);
+  if (both[0] != ~both[1])
+    throw UsageError(
+        "the ranks were started with different options (an MPMD launch or a wrapper script?): "
+        "every rank must get the same options; start them all with one command line");
+}
+
 // Collective over `comm`. Rank 0 reads the deck and every rank parses its text: all ranks run
 // the same input even where files differ between nodes or exist on some only, and agree on any
 // input error without further messages; only rank 0 speaks.
 ParsedOptions parse_on(MPI_Comm comm, const std::vector<std::string>& args) {
+  check_same_options(comm, args);
   const auto read_on_root = [comm](const std::string& path) {
     return parse_deck(text_from_root(comm, [&] { return read_deck_text(path); }), path);
   };
@@ -179,6 +231,7 @@ Placement spawn_workers(const Config& config, World& world, const std::vector<st
         "--launch spawn starts from one process, which spawns the workers; this run has {} "
         "(use mpirun -np 1, or no mpirun)",
         world.size()));
+  check_worker_slots(config.workers);
   const PlanOptions plan{config.plan, config.plan_strict,
                          std::chrono::milliseconds(std::llround(config.plan_timeout * 1000))};
   Placement placement = resolve_placement(plan, config.workers);
@@ -227,6 +280,7 @@ int run_checked(const std::vector<std::string>& args, World& world) {
 #endif
   // Worker threads: --threads, else OMP_NUM_THREADS (which the caller may have set), else 1.
   const int threads = config.threads_given ? config.threads : runtime::thread_count();
+  check_thread_count(threads, config.threads_given, world_comm);
 #ifdef _OPENMP
   omp_set_num_threads(threads);
 #endif
@@ -239,6 +293,8 @@ int run_checked(const std::vector<std::string>& args, World& world) {
         "granted level {}",
         threads, level));
   check_output_paths(config, world_comm, root);
+  // Held until the run ends: no other run publishes or prunes checkpoints in this folder.
+  const io::FolderLock checkpoint_lock = lock_checkpoint_dir(config, world_comm);
   // mpirun binds each rank to one core by default when ranks fill the machine: more threads
   // than that would share it.
   cpu_set_t mask;
@@ -339,6 +395,9 @@ int run(int argc, char** argv) {
   // A file-size limit (ulimit -f) would kill the rank that reaches it with SIGXFSZ and leave
   // the others waiting; ignored, it is a failed write like a full disk, reported and shared.
   std::signal(SIGXFSZ, SIG_IGN);
+  // A spawned worker ends itself when its main process is gone or never takes it in, from
+  // before MPI_Init on (inactive in any other process).
+  SpawnGuard spawn_guard;
   runtime::MpiEnvironment mpi(argc, argv);
 #ifdef _OPENMP
   // Threads come from OMP_NUM_THREADS only: OpenMP's own default (every core) would put
@@ -346,6 +405,7 @@ int run(int argc, char** argv) {
   if (std::getenv("OMP_NUM_THREADS") == nullptr) omp_set_num_threads(1);
 #endif
   World world;  // a spawned worker joins its main process here
+  spawn_guard.joined();
   // Progress must reach a pipe (tee, a batch system's log) as it happens, not in bursts.
   if (world.rank() == 0) std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const std::vector<std::string> args(argv + 1, argv + argc);
@@ -374,6 +434,7 @@ int run(int argc, char** argv) {
   } catch (const std::exception& e) {
     last_resort(world.comm(), rank(), e.what());
   }
+  spawn_guard.stop();  // (the main process may end before a worker's MPI_Finalize does)
   std::fflush(stdout);
   return status;
 }

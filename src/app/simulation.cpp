@@ -77,8 +77,7 @@ RunPoint Simulation::restore() {
   MINIAMR_TIMED(runtime_.timers(), kInit);
   const auto& comm = runtime_.comm();
   const sfc::Curve curve = config_.hilbert_ownership() ? sfc::Curve::kHilbert : sfc::Curve::kMorton;
-  RunPoint p = read_checkpoint(find_checkpoint(config_.restart_path, comm.get()), config_, comm,
-                               curve, domain_);
+  RunPoint p = restart(config_, comm, curve, domain_, out_);
   objects_ = p.objects;
   previous_sums_ = p.previous_sums;
   calc_stage_ = p.calc_stage;

@@ -59,22 +59,14 @@ bool OutputFile::open(const std::string& path) {
     return false;
   }
   target_ = resolved_target(fs::path(path));
-  const fs::path dir = target_.has_parent_path() ? target_.parent_path() : fs::path(".");
-  // A random name per writer, so concurrent runs in one folder never share a temporary file;
-  // O_EXCL | O_NOFOLLOW so a planted file or link at that name is never written through.
-  std::random_device seed;
-  std::mt19937_64 gen((std::uint64_t{seed()} << 32) ^ std::uint64_t(::getpid()));
-  for (int attempt = 0; attempt < 16; ++attempt) {
-    temp_ = dir / fmt::format(".{}.{}.{:016x}.tmp", target_.filename().string(), ::getpid(), gen());
-    // 0666 and the umask, as for any new file (mkstemp would force 0600).
-    fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd_ >= 0) return true;
-    if (errno != EEXIST) break;
+  TemporaryFile temp = create_temporary(target_);
+  if (temp.fd < 0) {
+    fail("cannot create a temporary file in the folder of", temp.error);
+    return false;
   }
-  const int err = errno;
-  temp_.clear();
-  fail("cannot create a temporary file in the folder of", err);
-  return false;
+  temp_ = std::move(temp.path);
+  fd_ = temp.fd;
+  return true;
 }
 
 void OutputFile::put(std::string_view text) {
@@ -121,6 +113,25 @@ void OutputFile::discard() {
   std::error_code ec;
   if (!temp_.empty()) fs::remove(temp_, ec);
   temp_.clear();
+}
+
+TemporaryFile create_temporary(const fs::path& target) {
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  // A random name per writer, so concurrent runs in one folder never share a temporary file;
+  // O_EXCL | O_NOFOLLOW so a planted file or link at that name is never written through.
+  std::random_device seed;
+  std::mt19937_64 gen((std::uint64_t{seed()} << 32) ^ std::uint64_t(::getpid()));
+  TemporaryFile t;
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    t.path = dir / fmt::format(".{}.{}.{:016x}.tmp", target.filename().string(), ::getpid(), gen());
+    // 0666 and the umask, as for any new file (mkstemp would force 0600).
+    t.fd = ::open(t.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (t.fd >= 0) return t;
+    t.error = errno;
+    if (t.error != EEXIST) break;
+  }
+  t.path.clear();
+  return t;
 }
 
 std::string write_file_atomically(const std::string& path, std::string_view text) {

@@ -43,6 +43,17 @@ class OutputFile {
   std::string error_;
 };
 
+// A new, empty file beside `target` under a random name that no other writer shares
+// (".<name>.<pid>.<random>.tmp"), created with O_EXCL | O_NOFOLLOW so that a file or link planted
+// at that name is never written through. `fd` is open for writing (the caller closes it), or -1
+// with `error` the errno when no such file could be made.
+struct TemporaryFile {
+  std::filesystem::path path;
+  int fd = -1;
+  int error = 0;
+};
+TemporaryFile create_temporary(const std::filesystem::path& target);
+
 // The whole text into `path` through an OutputFile. Returns "" on success, else the reason.
 std::string write_file_atomically(const std::string& path, std::string_view text);
 

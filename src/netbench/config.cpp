@@ -81,10 +81,12 @@ class EntryReader {
     std::int64_t x = 0;
     if (!v.IsScalar() || !YAML::convert<std::int64_t>::decode(v, x))
       fail(v, fmt::format("'{}' expects an integer, got {}", key, shown_node(v)));
-    if (x < lo || x > hi)
+    // The bound that was crossed: a count too large is not "below 1".
+    if (x < lo)
       fail(v, hi == std::numeric_limits<std::int64_t>::max() || hi == kMaxReps
                   ? fmt::format("'{}' must be at least {}, got {}", key, lo, x)
                   : fmt::format("'{}' must be between {} and {}, got {}", key, lo, hi, x));
+    if (x > hi) fail(v, fmt::format("'{}' must be at most {}, got {}", key, hi, x));
     return x;
   }
   int small_integer(const YAML::Node& v, std::string_view key, int lo, int hi) const {

@@ -32,12 +32,17 @@ void write_checkpoint(const Config&, const runtime::Communicator&, const runtime
   unavailable();
 }
 
-std::string find_checkpoint(const std::string&, MPI_Comm) {
-  unavailable();
+io::FolderLock lock_checkpoint_dir(const Config&, MPI_Comm) {
+  return {};  // no checkpoints here (refused with the options)
 }
 
 RunPoint read_checkpoint(const std::string&, const Config&, const runtime::Communicator&,
                          sfc::Curve, runtime::Domain&) {
+  unavailable();
+}
+
+RunPoint restart(const Config&, const runtime::Communicator&, sfc::Curve, runtime::Domain&,
+                 std::FILE*) {
   unavailable();
 }
 

@@ -58,9 +58,24 @@ CASES = [
     (["--runtime", "dynamic", "--lb_max_move", "2"], 2, "--lb_max_move must be above 0"),
     (["--lb_log", "log.jsonl"], 2, "--lb_log logs the dynamic runtime's balancer"),
     (["--runtime", "dynamic", "--lb_replay", "/nonexistent/log.jsonl"], 2,
-     "--lb_replay '/nonexistent/log.jsonl': cannot read the file"),
+     "cannot read --lb_replay file '/nonexistent/log.jsonl': No such file or directory"),
     (["--runtime", "dynamic", "--lb_replay", "DECK_WITH_TYPO"], 2, "line 1:"),
     (["--runtime", "dynamic", "--lb_replay", "REPLAY3"], 2, "was logged on 3 ranks, this run has 2"),
+    # Options that multiply the work or the time are bounded; a rank is slowed once.
+    (["--threads", "10000"], 2, "--threads must be at most 4096, got 10000"),
+    (["--threads", str(4 * (os.cpu_count() or 1) + 1)], 2, "more than 4 threads per core"),
+    (["--slow_rank", "0:2", "--slow_rank", "0:3"], 2,
+     "--slow_rank: rank 0 is given twice (again in '0:3')"),
+    (["--slow_rank", "0-1:2", "--slow_rank", "1:3"], 2, "rank 1 is given twice"),
+    (["--slow_rank", "0:1e300"], 2, "--slow_rank factor must be at most 1000, got 1e+300"),
+    (["--slow_rank", "0-2000000000:2"], 2, "a range of more ranks than any run has"),
+    (["--runtime", "dynamic", "--noise", "1e300"], 2, "--noise must be between 0 and 10"),
+    (["--error_tol", "400"], 2, "--error_tol must be between 0 and 308 (the tolerance is 10^-E"),
+    (["--max_memory", "99999999999999999999G"], 2,
+     "--max_memory must be at most 1048576T (1 EiB), got '99999999999999999999G'"),
+    # mpirun ends a program's words at a lone ':', so "--plan :" arrives as "--plan".
+    (["--launch", "spawn", "--workers", "1", "--plan"], 2,
+     "missing value for --plan: expects a plan file or HOST:PORT (under mpirun a lone ':'"),
     # Object speeds that make the --time step zero (an endless loop) or infinite.
     (["--time", "1", "--num_objects", "1", "--object", "2", "0", "0.5", "0.5", "0.5", "1e308", "0",
       "0", "0.1", "0.1", "0.1", "0", "0", "0"], 2, "--time: the objects' speeds give a time step"),
@@ -194,6 +209,21 @@ def main():
                 print(report)
             else:
                 print(f"ok   {' '.join(files.get(x, x) for x in args)[:200]!r} -> {status}")
+        # Ranks started with different options (MPMD): one message, never a hang.
+        mpmd = ["mpirun", "-q", "-np", "1", "--oversubscribe", os.path.abspath(a.miniamr),
+                "--num_tsteps", "6", ":", "-np", "1", os.path.abspath(a.miniamr), "--num_tsteps",
+                "7"]
+        try:
+            run = subprocess.run(mpmd, cwd=work, env=env, capture_output=True, text=True,
+                                 timeout=120)
+            problems = failure_problems(run, 2, "the ranks were started with different options")
+        except subprocess.TimeoutExpired:
+            problems = ["a hang"]
+        if problems:
+            failures += 1
+            print(f"FAIL ranks with different options: {'; '.join(problems)}")
+        else:
+            print("ok   ranks with different options -> 2")
         # --help: miniamr's own help on stdout, exit 0.
         run = subprocess.run(["mpirun", "-q", "-np", "2", "--oversubscribe",
                               os.path.abspath(a.miniamr), "--help"], cwd=work, env=env,
@@ -214,7 +244,7 @@ def main():
             print(f"FAIL --version: exit {run.returncode}\n{run.stdout[:500]}")
         else:
             print("ok   --version -> 0")
-    print(f"{len(CASES) + 2 - failures} passed, {failures} failed")
+    print(f"{len(CASES) + 3 - failures} passed, {failures} failed")
     return 1 if failures else 0
 
 

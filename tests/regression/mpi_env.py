@@ -20,6 +20,26 @@ def mpi_env():
     return env
 
 
+def run_bounded(cmd, cwd, timeout, env=None):
+    """Runs `cmd` (an mpirun line) in `cwd` with its output as text; None when it has not ended
+    within `timeout` seconds. A run that hangs gets SIGTERM first (mpirun then ends its ranks),
+    then SIGKILL, so that no rank is left behind."""
+    p = subprocess.Popen([str(c) for c in cmd], cwd=cwd, env=env or mpi_env(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         errors="replace")
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.terminate()
+        try:
+            p.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+        return None
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+
 def run_results(cmd, work):
     """Runs `cmd` (an mpirun line whose miniamr writes results.yaml) in folder `work` and
     returns its results as a dict; a failed run ends the script with its stderr."""

@@ -135,6 +135,9 @@ TEST(NetbenchConfig, ValuesOutOfRange) {
               HasSubstr("'sizes.factor' must be above 1"));
   EXPECT_THAT(error_of(one("{name: pingpong, sizes: {min: 8, max: 16, factor: 2}, reps: 0}")),
               HasSubstr("'reps' must be at least 1, got 0"));
+  // Too many is said as such, not as "at least 1".
+  EXPECT_THAT(error_of(one("{name: pingpong, sizes: {min: 8, max: 16, factor: 2}, reps: 1000001}")),
+              HasSubstr("'reps' must be at most 1000000, got 1000001"));
   EXPECT_THAT(
       error_of(one("{name: pingpong, sizes: {min: 8, max: 16, factor: 2}, reps: 1, warmup: -1}")),
       HasSubstr("'warmup' must be at least 0, got -1"));

@@ -1,6 +1,7 @@
 """Command line: strong, weak, compare and collect."""
 import argparse
 import json
+import math
 import os
 import shlex
 import shutil
@@ -11,6 +12,7 @@ import sys
 from . import REPO, StudyFailure, UsageError, machine, plan as planning, reference, results, runner, \
     slurm, table
 from .deck import parse_options, read_deck
+from .inputs import check_output_folder
 from .variants import parse_variants
 
 DESCRIPTION = """Scaling studies and runtime comparisons of miniamr, optionally beside the reference
@@ -79,15 +81,23 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def positive_list(text, what):
-    """'1,2,4' -> [1, 2, 4]; anything else is a usage error."""
+# Bounds of what a study may ask for: more would never finish (or exceeds what miniamr takes).
+MAX_RANKS = 1_000_000
+MAX_THREADS = 4096
+MAX_REPS = 1000
+
+
+def positive_list(text, what, most):
+    """'1,2,4' -> [1, 2, 4], each at most `most`; anything else is a usage error."""
     items = [t.strip() for t in text.split(",")]
     if not text.strip():
         raise UsageError(f"--{what} is empty: give a comma-separated list such as 1,2")
     values = []
     for t in items:
         if not t.isdigit() or int(t) < 1:
-            raise UsageError(f"--{what} {text!r}: {t!r} is not a positive integer")
+            raise UsageError(f"--{what} {text[:60]!r}: {t[:20]!r} is not a positive integer")
+        if int(t) > most:
+            raise UsageError(f"--{what} {text[:60]!r}: {t[:20]} is more than {most}")
         values.append(int(t))
     if len(set(values)) != len(values):
         raise UsageError(f"--{what} {text!r} lists a value twice")
@@ -246,14 +256,14 @@ def simulation_of(a):
 
 
 def sweep(a, log):
-    if not os.path.isfile(a.deck):
+    if not os.path.exists(a.deck):
         raise UsageError(f"deck {a.deck} not found")
-    if a.reps < 1:
-        raise UsageError(f"--reps {a.reps}: needs at least 1")
-    if a.timeout is not None and a.timeout <= 0:
+    if not 1 <= a.reps <= MAX_REPS:
+        raise UsageError(f"--reps {a.reps}: needs 1 to {MAX_REPS}")
+    if a.timeout is not None and not (math.isfinite(a.timeout) and a.timeout > 0):
         raise UsageError(f"--timeout {a.timeout}: needs a positive number of seconds")
-    ranks = positive_list(a.ranks, "ranks")
-    threads = positive_list(a.threads, "threads")
+    ranks = positive_list(a.ranks, "ranks", MAX_RANKS)
+    threads = positive_list(a.threads, "threads", MAX_THREADS)
     variants = parse_variants(a.variants, a.reference)
     try:
         extra = shlex.split(a.extra)
@@ -264,6 +274,14 @@ def sweep(a, log):
             raise UsageError(f"--extra: --{name} comes from the variants and --threads")
     if not a.out and not a.dry_run and not a.emit_slurm:
         raise UsageError("--out is required (or --dry-run, or --emit-slurm DIR)")
+    if a.out:
+        check_output_folder(a.out, "--out")
+        if not a.resume and os.path.isdir(a.out) and os.listdir(a.out) and \
+                not os.path.exists(os.path.join(a.out, "runs.csv")):
+            raise UsageError(f"--out {a.out}: a folder with other files in it and no study; give "
+                             f"a new or empty folder")
+    if a.emit_slurm:
+        check_output_folder(a.emit_slurm, "--emit-slurm")
     deck = os.path.abspath(a.deck)
     config = read_deck(deck)
     simulation = simulation_of(a)
@@ -291,8 +309,7 @@ def sweep(a, log):
                                a.reference_max_blocks, cores, a.oversubscribe)
     # After the plan, so that a point the reference cannot run is named first.
     if has_ref and not os.path.isfile(a.reference_tarball):
-        raise UsageError(f"the reference does not build: no tarball {a.reference_tarball} "
-                         f"(see --reference-tarball)")
+        raise UsageError(reference.missing_tarball(a.reference_tarball))
     info = {"deck": os.path.basename(deck), "deck_path": deck, "extra": a.extra,
             "reps": a.reps, "host": socket.gethostname(), "kind": a.command,
             "miniamr": miniamr, "launcher": a.launcher}
@@ -368,6 +385,8 @@ def sweep(a, log):
 
 
 def collect(a, log):
+    if a.out:
+        check_output_folder(a.out, "--out")
     info, rows = slurm.collect(a.dir)
     out = a.out or a.dir
     os.makedirs(out, exist_ok=True)
@@ -380,11 +399,41 @@ def collect(a, log):
     return 0
 
 
+def _actions(parser):
+    """Every option of `parser` and of its subcommands."""
+    for action in parser._actions:
+        yield action
+        if isinstance(action.choices, dict):
+            for sub in action.choices.values():
+                yield from _actions(sub)
+
+
+def joined_values(argv, parser):
+    """argv with each option's value that starts with '-' joined to it ("--ranks -1,2" becomes
+    "--ranks=-1,2", "--extra --kokkos" becomes "--extra=--kokkos"), which argparse would take for
+    an option of its own and report as a missing value; a word that is one of the tool's own
+    options stays an option."""
+    ours = {o for a in _actions(parser) for o in a.option_strings}
+    takes_value = {o for a in _actions(parser) if a.nargs != 0 for o in a.option_strings}
+    out, i = [], 0
+    while i < len(argv):
+        word = argv[i]
+        if word in takes_value and i + 1 < len(argv) and argv[i + 1].startswith("-") and \
+                argv[i + 1].split("=", 1)[0] not in ours:
+            out.append(f"{word}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(word)
+            i += 1
+    return out
+
+
 def main(argv=None):
     def log(text):
         print(text, flush=True)
     try:
-        a = make_parser().parse_args(argv)
+        parser = make_parser()
+        a = parser.parse_args(joined_values(sys.argv[1:] if argv is None else argv, parser))
         if a.command == "collect":
             return collect(a, log)
         if a.command == "table":
@@ -401,3 +450,7 @@ def main(argv=None):
     except StudyFailure as e:
         print(f"miniamr-study: error: {e}", file=sys.stderr)
         return 1
+    except OSError as e:  # a file or folder given that cannot be read or written
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"miniamr-study: error: {where}{e.strerror or e}", file=sys.stderr)
+        return 2

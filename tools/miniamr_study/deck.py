@@ -4,6 +4,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from . import UsageError
+from .inputs import read_text
 
 # miniamr's options that take no value (`build/miniamr --help`); every other takes one, except
 # --object (14).
@@ -60,25 +61,25 @@ class Config:
 def read_deck(path):
     """Reads `key = value` lines; '#' starts a comment; one `object = 14 values` line each."""
     config = Config()
-    with open(path) as f:
-        for number, line in enumerate(f, 1):
-            line = line.split("#", 1)[0].strip()
-            if not line:
-                continue
-            key, eq, value = line.partition("=")
-            key, value = key.strip(), value.strip()
-            if not eq or not key or not value:
-                raise UsageError(f"{path}:{number}: expected 'key = value', got {line!r}")
-            if key == "object":
-                words = value.split()
-                if len(words) != OBJECT_VALUES:
-                    raise UsageError(f"{path}:{number}: object needs {OBJECT_VALUES} values, "
-                                     f"got {len(words)}")
-                config.objects.append(words)
-            elif key in FLAGS:
-                config.options[key] = value.lower() in TRUE_WORDS
-            else:
-                config.options[key] = value
+    # (a deck is small text, as miniamr reads it: a binary file or /dev/zero is refused)
+    for number, line in enumerate(read_text(path, "deck", limit=1 << 20).splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        key, eq, value = line.partition("=")
+        key, value = key.strip(), value.strip()
+        if not eq or not key or not value:
+            raise UsageError(f"{path}:{number}: expected 'key = value', got {line[:60]!r}")
+        if key == "object":
+            words = value.split()
+            if len(words) != OBJECT_VALUES:
+                raise UsageError(f"{path}:{number}: object needs {OBJECT_VALUES} values, "
+                                 f"got {len(words)}")
+            config.objects.append(words)
+        elif key in FLAGS:
+            config.options[key] = value.lower() in TRUE_WORDS
+        else:
+            config.options[key] = value
     return config
 
 

@@ -16,6 +16,15 @@ DEFAULT_DIR = os.path.join(REPO, "build", "reference")
 SOURCE = "miniAMR-1.7"
 
 
+def missing_tarball(tarball):
+    """The message when the reference's tarball is not there: where to get it, how to pass it."""
+    return (f"the reference does not build: no tarball {tarball}. Mantevo miniAMR 1.7 is at "
+            f"https://github.com/Mantevo/miniAMR (commit 635fef2f8355, 2024-06-28): pack its "
+            f"ref/, README.md and LICENSE under a folder {SOURCE}/ into a .tar.gz (tar czf "
+            f"miniAMR-1.7-ref.tar.gz {SOURCE}), and pass it with --reference-tarball FILE (or "
+            f"MINIAMR_REFERENCE_TARBALL=FILE)")
+
+
 def executable(ref_dir):
     return os.path.join(os.path.abspath(ref_dir), SOURCE, "ref", "miniAMR.x")
 
@@ -38,8 +47,7 @@ def _sha256(path):
 def ensure(tarball, ref_dir, log=print):
     """The reference's executable, built first when missing or from another tarball."""
     if not os.path.isfile(tarball):
-        raise UsageError(f"the reference does not build: no tarball {tarball} "
-                         f"(see --reference-tarball)")
+        raise UsageError(missing_tarball(tarball))
     ref_dir = os.path.abspath(ref_dir)
     exe, stamp = executable(ref_dir), os.path.join(ref_dir, "tarball.sha256")
     digest = _sha256(tarball)
