@@ -258,6 +258,13 @@ void print_report(std::FILE* out, const Report& r, bool with_summary) {
       r.peak_rss_max / (1024.0 * 1024.0), r.field_bytes_max / (1024.0 * 1024.0)));
   line(fmt::format("Load balances {}, blocks moved {} (balance) and {} (gathering families)",
                    r.stats.load_balances, r.stats.blocks_moved_lb, r.stats.blocks_moved_coarsen));
+  if (r.balanced_dynamically)
+    line(fmt::format(
+        "Balancer {}: decisions taken {}, skipped {}; refinement cuts {}; blocks "
+        "migrated {} ({} at refinement); final work shares {:.3f}",
+        r.config.lb, r.balance.decisions_taken, r.balance.decisions_skipped,
+        r.balance.refinement_cuts, r.balance.blocks_migrated,
+        r.balance.blocks_migrated_at_refinement, fmt::join(r.balance.final_shares, " ")));
   if (r.simulated)
     line(fmt::format("Simulated on platform {} (SMPI): the times are simulated, not measured",
                      r.platform));
@@ -345,9 +352,12 @@ std::string results_yaml(const Report& r) {
     kv("lb_strategy", c.lb);
     kv("lb_decisions_taken", r.balance.decisions_taken);
     kv("lb_decisions_skipped", r.balance.decisions_skipped);
+    kv("lb_refinement_cuts", r.balance.refinement_cuts);
     kv("blocks_migrated", r.balance.blocks_migrated);
+    kv("blocks_migrated_at_refinement", r.balance.blocks_migrated_at_refinement);
     kv("bytes_migrated", r.balance.bytes_migrated);
     kv("final_imbalance", r.balance.final_imbalance);
+    y << YAML::Key << "final_work_shares" << YAML::Value << YAML::Flow << r.balance.final_shares;
     // The migration price the balancer used, and where it came from.
     kv("lb_link_model", c.lb_link_model_path.empty() ? "measured" : c.lb_link_model_path);
     kv("lb_link_latency_s", r.link.latency_s);
