@@ -234,13 +234,19 @@ void LoadBalancer::refinement_moved(int ts, std::int64_t blocks) {
       blocks * std::int64_t(runtime::migrated_block_bytes(config_.block_shape()));
   record(ts, cut_ranks_, blocks > 0);
   if (rt_.comm().is_root() && !config_.lb_log_path.empty()) {
-    std::vector<double> noise(cut_ranks_.size());
-    for (std::size_t r = 0; r < noise.size(); ++r) noise[r] = cut_ranks_[r].noise;
-    const Json line{
-        {"timestep", ts},        {"kind", "refinement"},
-        {"shares", cut_shares_}, {"speeds", balance::rank_speeds(cut_ranks_)},
-        {"noise", noise},        {"predicted_s_per_stage_before", rank_times(cut_ranks_)},
-        {"blocks", blocks}};
+    std::vector<double> noise(cut_ranks_.size()), measured(cut_ranks_.size());
+    for (std::size_t r = 0; r < noise.size(); ++r) {
+      noise[r] = cut_ranks_[r].noise;
+      measured[r] = cut_ranks_[r].seconds_per_stage;
+    }
+    const Json line{{"timestep", ts},
+                    {"kind", "refinement"},
+                    {"shares", cut_shares_},
+                    {"speeds", balance::rank_speeds(cut_ranks_)},
+                    {"noise", noise},
+                    {"measured_s_per_stage", measured},
+                    {"predicted_s_per_stage_before", rank_times(cut_ranks_)},
+                    {"blocks", blocks}};
     log_ += line.dump() + "\n";
   }
   cut_shares_.clear();

@@ -103,10 +103,13 @@ double SpeedWindow::speed() const {
 
 double SpeedWindow::noise() const {
   if (samples_.size() < kMinNoiseSamples) return kUnknownNoise;
-  const double m = median({samples_.begin(), samples_.end()});
-  std::vector<double> dev(samples_.size());
-  for (std::size_t i = 0; i < dev.size(); ++i) dev[i] = std::fabs(samples_[i] - m);
-  return 1.4826 * median(std::move(dev)) / m;
+  // From the differences of successive samples: a speed that drifts as the mesh changes is not
+  // noise. For independent errors of deviation s a difference deviates by s * sqrt(2).
+  std::vector<double> steps(samples_.size() - 1);
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    steps[i] = std::fabs(samples_[i + 1] - samples_[i]);
+  return 1.4826 * median(std::move(steps)) / std::sqrt(2.0) /
+         median({samples_.begin(), samples_.end()});
 }
 
 double NoiseRule::margin(double noise) const {
@@ -126,7 +129,9 @@ std::vector<double> settled_speeds(std::span<const RankSummary> ranks,
   for (std::size_t r = 0; r < s.size(); ++r) {
     const double rel = s[r] / mid;
     const double margin = rule.margin(std::max(noise[r], typical));
-    if (have_previous && std::fabs(rel - previous[r]) <= 2 * margin * previous[r])
+    // Hysteresis keeps a share that was changed; an equal one moves beyond the margin.
+    if (have_previous && previous[r] != 1.0 &&
+        std::fabs(rel - previous[r]) <= kHysteresis * margin * previous[r])
       s[r] = previous[r];
     else if (std::fabs(rel - 1.0) <= margin)
       s[r] = 1.0;
@@ -211,7 +216,7 @@ Verdict accept(const Proposal& p, const AcceptRule& rule, const Hysteresis& h) {
     const int d = p.to[r] == p.from[r] ? 0 : p.to[r] > p.from[r] ? 1 : -1;
     back = back || (d != 0 && d == -h.direction[r]);
   }
-  if (back && p.relative_gain <= 2 * margin) return Verdict::kReversal;
+  if (back && p.relative_gain <= kHysteresis * margin) return Verdict::kReversal;
   if (p.gain_s <= p.migration_cost_s) return Verdict::kDoesNotPay;
   return Verdict::kTake;
 }
@@ -226,7 +231,7 @@ std::vector<int> owners(std::span<const std::int64_t> weights, std::int64_t offs
                         std::span<const std::int64_t> bounds,
                         std::span<const std::size_t> family_start) {
   std::vector<int> t = sfc::cut(weights, offset, bounds);
-  sfc::keep_families_together(t, family_start);
+  sfc::keep_families_nearest(t, family_start);
   return t;
 }
 

@@ -38,9 +38,10 @@ inline constexpr std::size_t kMinNoiseSamples = 10;
 inline constexpr double kUnknownNoise = 0.125;
 
 // A rank's speeds over its last intervals. Its speed is the median of the last `speed_samples`,
-// its noise the median absolute deviation (as a normal sigma, 1.4826 MAD) of the last
-// `noise_samples` over their median: an interval disturbed by something else on the machine
-// moves neither, and the noise, a property of the machine, is estimated from a longer window.
+// its noise the median absolute difference of successive samples among the last
+// `noise_samples` (as a normal sigma) over their median: an interval disturbed by something
+// else on the machine moves neither, a speed that drifts as the mesh changes is not taken for
+// noise, and the noise, a property of the machine, is estimated from a longer window.
 class SpeedWindow {
  public:
   explicit SpeedWindow(std::size_t speed_samples = 8, std::size_t noise_samples = 32)
@@ -56,7 +57,8 @@ class SpeedWindow {
 };
 
 // How far a measurement must go before it counts: a difference within `margin` of the noise is
-// taken for noise, and one that would undo a change needs twice that (hysteresis).
+// taken for noise, and one that would undo a change needs kHysteresis times that.
+inline constexpr double kHysteresis = 1.5;
 struct NoiseRule {
   double factor = 2.0;  // margins are this many noise sigmas...
   double floor = 0.01;  // ...of at least this relative noise (a timer is not exact either)
@@ -68,11 +70,11 @@ struct NoiseRule {
 std::vector<double> rank_speeds(std::span<const RankSummary> ranks);
 
 // The relative speeds a cut is made with (median rank 1): each rank's measured speed over the
-// median, kept at `previous` where it lies within twice the noise margin of it (hysteresis: a
-// cut does not follow the wobble of a measurement), else at 1 where it lies within the margin of
-// the median (equal shares when speeds agree within the noise). A rank's margin is that of its
-// own noise or of the median noise, whichever is larger. Ranks never measured count as
-// the mean of the measured ones. `previous` is empty or one per rank.
+// median, kept at a `previous` value other than 1 where it lies within kHysteresis noise
+// margins of it (hysteresis: a cut does not follow the wobble of a measurement), else at 1 where it
+// lies within the margin of the median (equal shares when speeds agree within the noise). A rank's
+// margin is that of its own noise or of the median noise, whichever is larger. Ranks never measured
+// count as the mean of the measured ones. `previous` is empty or one per rank.
 std::vector<double> settled_speeds(std::span<const RankSummary> ranks,
                                    std::span<const double> previous, const NoiseRule& rule);
 
@@ -116,7 +118,7 @@ enum class Verdict {
   kBalanced,     // imbalance at most the threshold
   kWithinNoise,  // the gain is within the noise of the measurement
   kReversal,     // it would move a boundary back across which blocks just moved, for less than
-                 // twice the noise margin
+                 // kHysteresis noise margins
   kDoesNotPay,   // the gain over the horizon is less than the migration cost
 };
 std::string_view reason(Verdict v);
@@ -140,7 +142,8 @@ std::int64_t offset_of(std::span<const RankSummary> ranks, int rank);
 
 // The new owner of each of this rank's blocks (in curve order, weights summing to its work,
 // starting at `offset` in work space) under the boundaries `bounds`: the range holding the
-// start of its weight (sfc::cut), families that may coarsen kept whole.
+// start of its weight (sfc::cut), families that may coarsen kept whole with the range holding
+// most of them (sfc::keep_families_nearest), as MeshRuntime cuts with shares.
 std::vector<int> owners(std::span<const std::int64_t> weights, std::int64_t offset,
                         std::span<const std::int64_t> bounds,
                         std::span<const std::size_t> family_start);

@@ -205,9 +205,16 @@ std::vector<int> MeshRuntime::balanced_targets(const octree::LeafSet& leaves,
   std::int64_t local = 0;
   for (std::size_t p = 0; p < order.size(); ++p) local += along[p] = weights[order[p]];
   const auto [offset, total] = comm_.prefix_sum(local);
-  auto cut = shares.empty() ? sfc::cut(along, offset, total, comm_.size())
-                            : sfc::cut(along, offset, sfc::share_bounds(total, shares));
-  sfc::keep_families_together(cut, family_starts(leaves, order));
+  // Without shares, the reference's count balance; with them, the dynamic balancer's cut, whose
+  // few leaves per part on a small mesh make rounding to the nearest family worth it.
+  std::vector<int> cut;
+  if (shares.empty()) {
+    cut = sfc::cut(along, offset, total, comm_.size());
+    sfc::keep_families_together(cut, family_starts(leaves, order));
+  } else {
+    cut = sfc::cut(along, offset, sfc::share_bounds(total, shares));
+    sfc::keep_families_nearest(cut, family_starts(leaves, order));
+  }
   std::vector<int> targets(order.size());
   for (std::size_t p = 0; p < order.size(); ++p) targets[order[p]] = cut[p];
   return targets;

@@ -86,7 +86,8 @@ class MeshRuntime : public Runtime {
   // The stage graph of the current mesh, for face-only (edges = false) or edge-reading stencils.
   const StageGraph& graph(const Domain& domain, bool edges);
   // Each of `leaves`' rank in the cut of the curve into equal shares of `weights` (collective),
-  // or shares proportional to `shares` when given, families that may coarsen kept whole.
+  // families that may coarsen kept whole with their first leaf; or, when `shares` are given,
+  // into shares proportional to them, each family with the rank holding most of it.
   std::vector<int> balanced_targets(const octree::LeafSet& leaves,
                                     std::span<const std::int64_t> weights,
                                     std::span<const double> shares) const;

@@ -49,15 +49,21 @@ TEST(SpeedWindow, MedianSpeedAndMadNoise) {
   // neither estimate much.
   for (const double x : {90.0, 100.0, 110.0, 90.0, 100.0, 110.0, 90.0, 100.0}) w.add(x);
   ASSERT_EQ(w.size(), kMinNoiseSamples);
-  // Median 100; deviations 0 (4 times) and 10 (6 times): MAD 10.
-  EXPECT_NEAR(w.noise(), 1.4826 * 10 / 100, 1e-12);
+  // Median 100; steps between samples 10 (6 times) and 20 (3 times): a median step of 10, of
+  // a deviation of 10 / sqrt(2) per sample.
+  const double sigma = 1.4826 * 10 / std::sqrt(2.0) / 100;
+  EXPECT_NEAR(w.noise(), sigma, 1e-12);
   EXPECT_DOUBLE_EQ(w.speed(), 100);  // 110 90 100
   w.add(1000);
   EXPECT_DOUBLE_EQ(w.speed(), 100);  // 90 100 1000
-  EXPECT_NEAR(w.noise(), 1.4826 * 10 / 100, 1e-12);
+  EXPECT_NEAR(w.noise(), sigma, 1e-12);
   for (int i = 0; i < 12; ++i) w.add(200);  // the window forgets what came 12 samples ago
   EXPECT_DOUBLE_EQ(w.speed(), 200);
   EXPECT_EQ(w.noise(), 0.0);
+  // A steady drift is no noise: 1% a sample.
+  SpeedWindow drift;
+  for (int i = 0; i < 20; ++i) drift.add(100.0 + i);
+  EXPECT_NEAR(drift.noise(), 1.4826 / std::sqrt(2.0) / 109.5, 1e-12);
 }
 
 TEST(SettledSpeeds, EqualWithinTheNoiseProportionalBeyondIt) {
@@ -78,6 +84,11 @@ TEST(SettledSpeeds, EqualWithinTheNoiseProportionalBeyondIt) {
   EXPECT_NE(apart[0], apart[1]);  // 10% apart: 5% each from the median, beyond 2 sigmas
   r = {rank(10, 1, 100, 0.02), rank(10, 1, 102, 0.02)};
   EXPECT_EQ(settled_speeds(r, apart, rule), apart);  // back within 2 sigmas of equal: kept
+  // Equal previous speeds hold nothing back: a rank twice as slow leaves them even while the
+  // noise is unknown (a margin of 25%).
+  r = {rank(10, 1, 200, kUnknownNoise), rank(10, 1, 100, kUnknownNoise)};
+  const auto first = settled_speeds(r, std::vector<double>{1.0, 1.0}, rule);
+  EXPECT_NEAR(first[0] / first[1], 2.0, 1e-12);
   // A rank never measured counts as the mean of the measured ones.
   r = {rank(10, 1, 100), rank(10, 1, 0), rank(10, 1, 100)};
   EXPECT_EQ(settled_speeds(r, {}, rule), (std::vector<double>{1.0, 1.0, 1.0}));
@@ -179,11 +190,11 @@ TEST(Accept, EachReason) {
   EXPECT_EQ(reason(Verdict::kDoesNotPay), "does not pay");
 }
 
-TEST(Accept, MovingBackNeedsTwiceTheMargin) {
+TEST(Accept, MovingBackNeedsAWiderMargin) {
   const AcceptRule rule{1.0, {}};
   const std::vector<double> equal{1, 1};
   // An 11% gain with 5% noise (a margin of 10%): enough to move a boundary on, not enough to
-  // move it back.
+  // move it back (15%).
   const std::vector<RankSummary> r{rank(1100, 11, 100, 0.05), rank(860, 9, 100, 0.05)};
   const Proposal p = propose(r, {Strategy::kSfc, 1, equal, 100, cheap_price()});
   ASSERT_LT(p.to[1], p.from[1]);  // the boundary moves back along the curve: rank 0 gives
@@ -208,9 +219,9 @@ TEST(Owners, LocalTargetsFromTheBoundsKeepFamiliesWhole) {
   std::iota(family.begin(), family.end(), std::size_t{0});
   const std::vector<std::int64_t> bounds{0, 500, 650, 1000};
   EXPECT_EQ(owners(w, 400, bounds, family), (std::vector<int>{0, 0, 1, 1, 1, 2, 2, 2}));
-  // Blocks 4..7 are one family: it follows its first block.
+  // Blocks 4..7 are one family: it goes where most of it goes (rank 2, three of four).
   for (std::size_t p = 4; p < 8; ++p) family[p] = 4;
-  EXPECT_EQ(owners(w, 400, bounds, family), (std::vector<int>{0, 0, 1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(owners(w, 400, bounds, family), (std::vector<int>{0, 0, 1, 1, 2, 2, 2, 2}));
   const std::vector<RankSummary> r{rank(100, 1, 1), rank(300, 3, 1), rank(50, 1, 1)};
   EXPECT_EQ(offset_of(r, 0), 0);
   EXPECT_EQ(offset_of(r, 2), 400);
@@ -223,7 +234,8 @@ namespace {
 // error of at most `noise`. Returns the intervals at which blocks moved, and the final shares.
 struct Outcome {
   std::vector<int> moved_at;
-  std::vector<double> shares;  // each rank's fraction of the blocks at the end
+  std::vector<double> shares;        // each rank's fraction of the blocks at the end
+  std::vector<double> shares_after;  // rank 0's fraction after each move
 };
 
 struct Balancer {
@@ -260,7 +272,10 @@ Outcome run_machine(const std::vector<double>& true_speeds, double noise, int in
     const auto t = owners(w, 0, p.to, family);
     std::vector<std::int64_t> now(P, 0);
     for (const int owner : t) ++now[std::size_t(owner)];
-    if (now != blocks) out.moved_at.push_back(i);
+    if (now != blocks) {
+      out.moved_at.push_back(i);
+      out.shares_after.push_back(double(now[0]) / kBlocks);
+    }
     blocks = now;
   }
   for (std::size_t r = 0; r < P; ++r) out.shares.push_back(double(blocks[r]) / kBlocks);
@@ -283,15 +298,21 @@ TEST(Scenario, EqualSpeedsWithTenPercentNoiseNeverMove) {
 }
 
 TEST(Scenario, ARankTwiceAsSlowMovesToTwoToOneAndStays) {
+  // The first measurement already shows it; once the noise is known (kMinNoiseSamples) the
+  // estimate may be refined once, in the same direction; then nothing moves.
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     const Outcome o = run_machine({2e6, 1e6}, 0.02, 200, {}, seed);
-    ASSERT_EQ(o.moved_at.size(), 1u) << "seed " << seed;
-    EXPECT_EQ(o.moved_at.front(), 0);  // the first measurement already shows it
+    ASSERT_GE(o.moved_at.size(), 1u) << "seed " << seed;
+    EXPECT_LE(o.moved_at.size(), 2u) << "seed " << seed;
+    EXPECT_EQ(o.moved_at.front(), 0);
+    EXPECT_LE(o.moved_at.back(), int(kMinNoiseSamples)) << "seed " << seed;
+    EXPECT_TRUE(std::is_sorted(o.shares_after.begin(), o.shares_after.end())) << "back and forth";
     EXPECT_NEAR(o.shares[0], 2.0 / 3.0, 0.01) << "seed " << seed;
   }
   // Four ranks, the third slow: the others share its loss equally.
   const Outcome four = run_machine({2e6, 2e6, 1e6, 2e6}, 0.02, 200, {}, 3);
-  EXPECT_EQ(four.moved_at.size(), 1u);
+  EXPECT_LE(four.moved_at.size(), 2u);
+  EXPECT_LE(four.moved_at.back(), int(kMinNoiseSamples));
   EXPECT_NEAR(four.shares[2], 1.0 / 7.0, 0.01);
   EXPECT_NEAR(four.shares[0], 2.0 / 7.0, 0.01);
 }
