@@ -200,6 +200,9 @@ void LoadBalancer::ran(std::int64_t work, std::int64_t blocks, int stages, doubl
 
 std::vector<balance::RankSummary> LoadBalancer::summaries(std::int64_t work,
                                                           std::int64_t blocks) const {
+  // The first collective after a batch: a rank that ended its timesteps first waits here for
+  // the others, and that wait is the timesteps' (communication), not balancing.
+  MINIAMR_TIMED(rt_.timers(), kCommunicate);
   static_assert(std::is_trivially_copyable_v<balance::RankSummary>);
   const balance::RankSummary mine{
       work, blocks, window_.speed(), window_.noise(), seconds_per_stage_, rebuild_s_};
@@ -211,9 +214,9 @@ std::vector<balance::RankSummary> LoadBalancer::summaries(std::int64_t work,
 std::optional<std::vector<double>> LoadBalancer::refinement_shares(int ts) {
   const int P = rt_.comm().size();
   if (P == 1 || strategy_ == balance::Strategy::kNone) return std::nullopt;
+  cut_ranks_ = summaries(work_, blocks_);
   MINIAMR_TIMED(rt_.timers(), kLoadBalance);
   hysteresis_ = {};  // a new mesh: earlier moves say nothing about its boundaries
-  cut_ranks_ = summaries(work_, blocks_);
   if (!config_.lb_replay_path.empty()) {
     const auto it = replay_.shares.find(ts);
     cut_shares_ =
@@ -386,14 +389,18 @@ std::int64_t LoadBalancer::migrate(int ts, runtime::Domain& domain,
 void LoadBalancer::decide(int ts, runtime::Domain& domain,
                           std::span<const std::int64_t> unit_weights,
                           const std::vector<Object>& objects, double delta, double horizon_stages) {
+  runtime::Runtime::CurveView view;
+  std::vector<std::int64_t> weights;
+  {
+    MINIAMR_TIMED(rt_.timers(), kLoadBalance);
+    view = rt_.curve_view(domain);
+    weights = curve_weights(domain, view.order, unit_weights, objects, delta);
+  }
+  const auto ranks = summaries(std::accumulate(weights.begin(), weights.end(), std::int64_t{0}),
+                               std::int64_t(view.order.size()));
   MINIAMR_TIMED(rt_.timers(), kLoadBalance);
   const auto& comm = rt_.comm();
   const int me = comm.rank();
-  const runtime::Runtime::CurveView view = rt_.curve_view(domain);
-  const std::vector<std::int64_t> weights =
-      curve_weights(domain, view.order, unit_weights, objects, delta);
-  const auto ranks = summaries(std::accumulate(weights.begin(), weights.end(), std::int64_t{0}),
-                               std::int64_t(view.order.size()));
   Outcome o = config_.lb_replay_path.empty() ? judged(ranks, weights, view, horizon_stages)
                                              : replayed(ts, domain, view.order);
   // A cut that moves no block after all (its boundaries moved less than a block) is skipped.
