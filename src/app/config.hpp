@@ -63,7 +63,7 @@ struct Config {
   std::string isa = "auto";  // instruction-set level of the native kernels, or auto
   int sweep_vars = 4;        // static, 7-point: variables per pass over the blocks
   int chunk_vars = 0;        // variables kept together for the cache (0 = automatic)
-  int batch_tsteps = 5;      // static: timesteps whose stages run as one batch, at most
+  int batch_tsteps = 5;      // timesteps whose stages run as one batch, at most
   int map_ahead = 1;         // 1: block storage for the next refinement mapped while waiting
   int error_tol = 8;
   bool report_diffusion = false;
@@ -106,7 +106,7 @@ struct Config {
   std::string lb = "predictive";  // none, diffusion, sfc, central, predictive
   bool lb_given = false;
   double lb_threshold = 1.10;      // balance when max/mean of the predicted rank times exceeds it
-  int lb_freq = 1;                 // at most every lb_freq timesteps
+  int lb_freq = 5;                 // decide every lb_freq timesteps (a batch ends there)
   double lb_max_move = 1.0;        // central: the largest fraction of the blocks one decision moves
   std::string lb_log_path;         // one JSON line per decision ("" = none)
   std::string lb_replay_path;      // apply the moves of such a log instead of deciding

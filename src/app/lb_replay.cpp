@@ -151,6 +151,18 @@ ReplayLog parse_replay_log(std::string_view text, const std::string& path, const
       at.fail(fmt::format("timestep {} after timestep {}: the timesteps of a log increase", ts,
                           *previous));
     previous = ts;
+    if (const auto kind = j.find("kind"); kind != j.end() && *kind == "refinement") {
+      const auto shares = j.find("shares");
+      if (shares == j.end() || !shares->is_array() || shares->size() != std::size_t(ranks))
+        at.fail(fmt::format("a refinement cut needs \"shares\": a list of {} numbers", ranks));
+      std::vector<double>& cut = log.shares[int(ts)];
+      for (const Json& share : *shares) {
+        const double v = share.is_number() ? share.get<double>() : -1.0;
+        if (!(v > 0 && v <= 1e6)) at.fail("a cut's shares must be positive numbers (at most 1e6)");
+        cut.push_back(v);
+      }
+      continue;
+    }
     const auto taken = j.find("taken");
     if (taken == j.end() || !taken->is_boolean()) at.fail("\"taken\" must be true or false");
     if (!taken->get<bool>()) continue;
@@ -159,7 +171,7 @@ ReplayLog parse_replay_log(std::string_view text, const std::string& path, const
           fmt::format("timestep {} is not a balancing step of --lb_freq {}", ts, config.lb_freq));
     const auto moves = j.find("moves");
     if (moves == j.end() || !moves->is_array()) at.fail("\"moves\" must be a list");
-    auto& replayed = log[int(ts)];
+    auto& replayed = log.moves[int(ts)];
     for (const Json& m : *moves) {
       if (!m.is_object()) at.fail("a move must be an object {from, to, first, last, blocks}");
       ReplayMove mv;
@@ -189,9 +201,9 @@ std::vector<int> replay_targets(const ReplayLog& log, int ts, const runtime::Com
                                 const octree::LeafSet& leaves, std::span<const std::size_t> order) {
   const int me = comm.rank();
   std::vector<int> targets(order.size(), me);
-  const auto it = log.find(ts);
+  const auto it = log.moves.find(ts);
   // Every rank holds the same log: all return here together, or all go on to the verdict.
-  if (it == log.end()) return targets;
+  if (it == log.moves.end()) return targets;
   std::string problem;
   const auto where = [&](const ReplayMove& m) {
     return fmt::format(

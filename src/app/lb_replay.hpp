@@ -31,13 +31,18 @@ struct ReplayMove {
   std::int64_t blocks = 0;
 };
 
-// The moves of the decisions taken, by timestep.
-using ReplayLog = std::map<int, std::vector<ReplayMove>>;
+// What a log took, by timestep: the moves of the decisions taken, and the shares of each
+// refinement step's cut.
+struct ReplayLog {
+  std::map<int, std::vector<ReplayMove>> moves;
+  std::map<int, std::vector<double>> shares;
+};
 
-// The moves of an --lb_log text, checked against a run of `config` on `ranks` ranks: the header
-// names that many ranks; timesteps are balancing steps of --lb_freq and strictly increase; each
-// move names two different ranks of the run, ends at blocks of levels 0..num_refine on the
-// root grid, and moves at least one block. Throws UsageError "--lb_replay 'PATH' line N: ...".
+// The cuts and moves of an --lb_log text, checked against a run of `config` on `ranks` ranks: the
+// header names that many ranks; timesteps strictly increase, and those of decisions taken are
+// balancing steps of --lb_freq; a cut gives each rank a positive finite share; each move names
+// two different ranks of the run, ends at blocks of levels 0..num_refine on the root grid, and
+// moves at least one block. Throws UsageError "--lb_replay 'PATH' line N: ...".
 ReplayLog parse_replay_log(std::string_view text, const std::string& path, const Config& config,
                            int ranks);
 

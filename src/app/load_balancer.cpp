@@ -1,8 +1,10 @@
 #include "app/load_balancer.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -14,7 +16,7 @@
 #include "app/objects.hpp"
 #include "app/root_io.hpp"
 #include "io/printable.hpp"
-#include "runtime/balance_strategies.hpp"
+#include "runtime/clock.hpp"
 #include "runtime/migrate.hpp"
 
 namespace miniamr::app {
@@ -22,6 +24,7 @@ namespace miniamr::app {
 namespace {
 
 using Json = nlohmann::json;
+namespace balance = runtime::balance;
 
 std::array<std::uint32_t, 4> key_words(const octree::Key& k) {
   return {std::uint32_t(k.level), k.x[0], k.x[1], k.x[2]};
@@ -51,13 +54,48 @@ runtime::LinkModel link_model(const Config& config, const runtime::Communicator&
   return *chosen;
 }
 
+// This rank's moves as contiguous ranges of the curve, 11 numbers each (from, to, the first
+// and the last key, blocks): what the log records and a replay applies.
+std::vector<std::int64_t> move_ranges(const runtime::Domain& domain,
+                                      std::span<const std::size_t> order,
+                                      std::span<const int> targets, int me) {
+  std::vector<std::int64_t> out;
+  for (std::size_t p = 0; p < targets.size();) {
+    std::size_t q = p;
+    while (q + 1 < targets.size() && targets[q + 1] == targets[p]) ++q;
+    if (targets[p] != me) {
+      const auto a = key_words(domain.leaves[order[p]]);
+      const auto b = key_words(domain.leaves[order[q]]);
+      out.insert(out.end(), {me, targets[p], a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3],
+                             std::int64_t(q - p + 1)});
+    }
+    p = q + 1;
+  }
+  return out;
+}
+
+double imbalance_of(std::span<const double> t) {
+  const double mean = std::accumulate(t.begin(), t.end(), 0.0) / double(t.size());
+  return mean > 0 ? *std::ranges::max_element(t) / mean : 1.0;
+}
+
+// Predicted seconds per stage of every rank: its work over its measured speed.
+std::vector<double> rank_times(std::span<const balance::RankSummary> ranks) {
+  const std::vector<double> speeds = balance::rank_speeds(ranks);
+  std::vector<double> t(ranks.size());
+  for (std::size_t r = 0; r < t.size(); ++r) t[r] = double(ranks[r].work) / speeds[r];
+  return t;
+}
+
 }  // namespace
 
 LoadBalancer::LoadBalancer(const Config& config, runtime::Runtime& runtime)
     : config_(config),
       rt_(runtime),
       link_(link_model(config, runtime.comm())),
-      directory_(runtime.comm()) {
+      directory_(runtime.comm()),
+      strategy_(balance::strategy_named(config.lb).value_or(balance::Strategy::kSfc)),
+      rule_{config.lb_threshold, {}} {
   const auto& comm = rt_.comm();
   if (comm.is_root() && !config_.lb_log_path.empty())
     log_ = Json{{"miniamr_lb_log", 1},
@@ -65,6 +103,8 @@ LoadBalancer::LoadBalancer(const Config& config, runtime::Runtime& runtime)
                 {"strategy", config_.lb},
                 {"lb_threshold", config_.lb_threshold},
                 {"lb_freq", config_.lb_freq},
+                {"noise_factor", rule_.noise.factor},
+                {"noise_floor", rule_.noise.floor},
                 {"link_model", config_.lb_link_model_path.empty() ? std::string("measured")
                                                                   : config_.lb_link_model_path},
                 {"link_latency_s", link_.latency_s},
@@ -74,22 +114,98 @@ LoadBalancer::LoadBalancer(const Config& config, runtime::Runtime& runtime)
   if (!config_.lb_replay_path.empty()) replay_ = read_replay_log(config_, comm);
 }
 
-std::vector<int> LoadBalancer::replayed_targets(int ts, const runtime::Domain& domain,
-                                                std::span<const std::size_t> order) const {
-  return replay_targets(replay_, ts, rt_.comm(), domain.leaves, order);
+void LoadBalancer::ran(std::int64_t work, std::int64_t blocks, int stages, double compute_seconds) {
+  const double dt = compute_seconds - last_compute_;
+  last_compute_ = compute_seconds;
+  work_ = work;
+  blocks_ = blocks;
+  if (work <= 0 || stages <= 0 || !(dt > 0)) return;  // a rank with nothing to do keeps its speed
+  window_.add(double(work) * stages / dt);
+  seconds_per_stage_ = dt / stages;
 }
 
-std::vector<std::int64_t> LoadBalancer::forecast(const runtime::Domain& domain,
-                                                 std::span<const std::size_t> order,
-                                                 std::span<const std::int64_t> weights,
-                                                 const std::vector<Object>& objects,
-                                                 double delta) const {
-  std::vector<std::int64_t> w(weights.begin(), weights.end());
-  // Blocks the objects reach at the next refinement step will be eight blocks of the same
-  // work each: give them that weight now, so they move while they are one block, not eight.
+std::vector<balance::RankSummary> LoadBalancer::summaries(std::int64_t work,
+                                                          std::int64_t blocks) const {
+  // The first collective after a batch: a rank that ended its timesteps first waits here for
+  // the others, and that wait is the timesteps' (communication), not balancing.
+  MINIAMR_TIMED(rt_.timers(), kCommunicate);
+  static_assert(std::is_trivially_copyable_v<balance::RankSummary>);
+  const balance::RankSummary mine{
+      work, blocks, window_.speed(), window_.noise(), seconds_per_stage_, rebuild_s_};
+  std::vector<balance::RankSummary> all(std::size_t(rt_.comm().size()));
+  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, rt_.comm().get());
+  return all;
+}
+
+std::optional<std::vector<double>> LoadBalancer::refinement_shares(int ts) {
+  const int P = rt_.comm().size();
+  if (P == 1 || strategy_ == balance::Strategy::kNone) return std::nullopt;
+  cut_ranks_ = summaries(work_, blocks_);
+  MINIAMR_TIMED(rt_.timers(), kLoadBalance);
+  hysteresis_ = {};  // a new mesh: earlier moves say nothing about its boundaries
+  if (!config_.lb_replay_path.empty()) {
+    const auto it = replay_.shares.find(ts);
+    cut_shares_ =
+        it != replay_.shares.end() ? it->second : std::vector<double>(std::size_t(P), 1.0);
+  } else {
+    speeds_ = balance::settled_speeds(cut_ranks_, speeds_, rule_.noise);
+    cut_shares_ = balance::shares_of(speeds_);
+  }
+  return cut_shares_;
+}
+
+void LoadBalancer::refinement_moved(int ts, std::int64_t blocks) {
+  if (cut_shares_.empty()) return;
+  ++stats_.refinement_cuts;
+  stats_.blocks_migrated += blocks;
+  stats_.blocks_migrated_at_refinement += blocks;
+  stats_.bytes_migrated +=
+      blocks * std::int64_t(runtime::migrated_block_bytes(config_.block_shape()));
+  record(ts, cut_ranks_, blocks > 0);
+  if (rt_.comm().is_root() && !config_.lb_log_path.empty()) {
+    std::vector<double> noise(cut_ranks_.size()), measured(cut_ranks_.size());
+    for (std::size_t r = 0; r < noise.size(); ++r) {
+      noise[r] = cut_ranks_[r].noise;
+      measured[r] = cut_ranks_[r].seconds_per_stage;
+    }
+    const Json line{{"timestep", ts},
+                    {"kind", "refinement"},
+                    {"shares", cut_shares_},
+                    {"speeds", balance::rank_speeds(cut_ranks_)},
+                    {"noise", noise},
+                    {"measured_s_per_stage", measured},
+                    {"predicted_s_per_stage_before", rank_times(cut_ranks_)},
+                    {"blocks", blocks}};
+    log_ += line.dump() + "\n";
+  }
+  cut_shares_.clear();
+}
+
+bool LoadBalancer::decides_after(int ts) const {
+  return rt_.comm().size() > 1 && ts % config_.lb_freq == 0;
+}
+
+std::vector<std::int64_t> LoadBalancer::curve_weights(const runtime::Domain& domain,
+                                                      std::span<const std::size_t> order,
+                                                      std::span<const std::int64_t> unit_weights,
+                                                      const std::vector<Object>& objects,
+                                                      double delta) const {
+  // --lb_weight 2: each block's measured seconds per stage times this rank's speed per worker,
+  // in model units; blocks never measured weigh their model weight.
+  const bool measured = config_.lb_weight == LbWeight::kMeasured;
+  const double per_task_speed = window_.speed() / double(rt_.threads());
+  std::vector<std::int64_t> w(order.size());
+  for (std::size_t p = 0; p < order.size(); ++p) {
+    const double c = domain.cost[order[p]];
+    w[p] = measured && c > 0 && per_task_speed > 0
+               ? std::max<std::int64_t>(1, std::llround(c * per_task_speed))
+               : unit_weights[order[p]];
+  }
+  // predictive: blocks the objects reach at the next refinement step will be eight blocks of
+  // the same work each: give them that weight now, so they move while they are one block.
   const bool refining =
       config_.num_refine > 0 && config_.uniform_refine == 0 && config_.refine_freq > 0;
-  if (!refining) return w;
+  if (strategy_ != balance::Strategy::kPredictive || !refining) return w;
   std::vector<Object> ahead = objects;
   move_objects(ahead, delta);
   for (std::size_t p = 0; p < order.size(); ++p) {
@@ -102,154 +218,125 @@ std::vector<std::int64_t> LoadBalancer::forecast(const runtime::Domain& domain,
   return w;
 }
 
-void LoadBalancer::step(int ts, runtime::Domain& domain, std::int64_t updates,
-                        double compute_seconds, const std::vector<Object>& objects, double delta) {
+LoadBalancer::Outcome LoadBalancer::judged(std::span<const balance::RankSummary> ranks,
+                                           std::span<const std::int64_t> weights,
+                                           const runtime::Runtime::CurveView& view,
+                                           double horizon_stages) {
+  const int me = rt_.comm().rank();
+  const std::vector<double> speeds = balance::settled_speeds(ranks, speeds_, rule_.noise);
+  const balance::Price price{link_, double(runtime::migrated_block_bytes(config_.block_shape()))};
+  balance::Proposal p =
+      balance::propose(ranks, {strategy_, config_.lb_max_move, speeds, horizon_stages, price});
+  const balance::Verdict v = balance::accept(p, rule_, hysteresis_);
+  Outcome o;
+  o.reason = std::string(balance::reason(v));
+  o.take = v == balance::Verdict::kTake;
+  if (o.take) {
+    o.targets = balance::owners(weights, balance::offset_of(ranks, me), p.to, view.family_start);
+    speeds_ = speeds;
+    hysteresis_.taken(p);
+  } else {
+    o.targets.assign(weights.size(), me);
+  }
+  o.proposal = std::move(p);
+  return o;
+}
+
+LoadBalancer::Outcome LoadBalancer::replayed(int ts, const runtime::Domain& domain,
+                                             std::span<const std::size_t> order) const {
+  Outcome o;
+  o.reason = "replay";
+  // Collective (every rank at every balancing step), checked on every rank before any acts.
+  o.targets = replay_targets(replay_, ts, rt_.comm(), domain.leaves, order);
+  o.take = replay_.moves.contains(ts);
+  return o;
+}
+
+std::int64_t LoadBalancer::migrate(int ts, runtime::Domain& domain,
+                                   const runtime::Runtime::CurveView& view,
+                                   std::span<const int> targets, double speed) {
   const auto& comm = rt_.comm();
-  const int P = comm.size(), me = comm.rank();
-  if (P == 1 || ts % config_.lb_freq != 0) return;
-  MINIAMR_TIMED(rt_.timers(), kLoadBalance);
-
-  // This rank's speed over the interval since the last decision: model work (cell-variable
-  // updates) per second of stage work. Ranks that did nothing get the mean of the others.
-  const double du = double(updates - last_updates_), dt = compute_seconds - last_compute_;
-  last_updates_ = updates;
-  last_compute_ = compute_seconds;
-  std::vector<double> measured_all(static_cast<std::size_t>(P));
-  const double measured = du > 0 && dt > 0 ? du / dt : 0.0;
-  MPI_Allgather(&measured, 1, MPI_DOUBLE, measured_all.data(), 1, MPI_DOUBLE, comm.get());
-  // A rank that did no work this interval keeps the speed it last showed (a slow rank that gave
-  // all its blocks away stays slow); one never measured gets the mean of the others. Every rank
-  // computes the same vector from the same numbers.
-  speeds_.resize(static_cast<std::size_t>(P), 0.0);
-  double known = 0;
-  int n_known = 0;
-  for (std::size_t r = 0; r < speeds_.size(); ++r) {
-    if (measured_all[r] > 0) speeds_[r] = measured_all[r];
-    if (speeds_[r] > 0) known += speeds_[r], ++n_known;
-  }
-  std::vector<double> speeds = speeds_;
-  for (double& s : speeds)
-    if (!(s > 0)) s = n_known > 0 ? known / n_known : 1.0;
-  const double speed = speeds[std::size_t(me)];
-
-  // Each block's work per stage in model units: its measured seconds per stage (a task's time)
-  // times this rank's speed per thread; blocks never measured get the model's work.
-  const runtime::Runtime::CurveView view = rt_.curve_view(domain);
+  const int me = comm.rank();
+  const auto started = runtime::Clock::now();
+  std::vector<octree::Key> moved_keys(targets.size());
+  for (std::size_t p = 0; p < targets.size(); ++p) moved_keys[p] = domain.leaves[view.order[p]];
+  // Costs travel in model units and come back to seconds on their new rank.
   const double per_task_speed = speed / double(rt_.threads());
-  const auto model = std::int64_t(domain.shape.interior_cells()) * domain.shape.num_vars;
-  std::vector<std::int64_t> weights(view.order.size());
-  for (std::size_t p = 0; p < view.order.size(); ++p) {
-    const double c = domain.cost[view.order[p]];
-    weights[p] = c > 0 ? std::max<std::int64_t>(1, std::llround(c * per_task_speed)) : model;
-  }
-  const double W = double(std::accumulate(weights.begin(), weights.end(), std::int64_t{0}));
-  std::vector<double> before(static_cast<std::size_t>(P));
-  const double mine = W / speed;
-  MPI_Allgather(&mine, 1, MPI_DOUBLE, before.data(), 1, MPI_DOUBLE, comm.get());
-  const auto imbalance_of = [P](const std::vector<double>& t) {
-    const double mean = std::accumulate(t.begin(), t.end(), 0.0) / P;
-    return mean > 0 ? *std::max_element(t.begin(), t.end()) / mean : 1.0;
-  };
-  const double imbalance = imbalance_of(before);
-  stats_.final_imbalance = imbalance;
-  const double measured_max = comm.max(dt / std::max(1, config_.stages_per_ts * config_.lb_freq));
+  for (double& c : domain.cost) c *= per_task_speed;
+  const std::int64_t sent = rt_.migrate_blocks(domain, [&] {
+    std::vector<int> by_block(targets.size());
+    for (std::size_t p = 0; p < targets.size(); ++p) by_block[view.order[p]] = targets[p];
+    return by_block;
+  }());
+  for (double& c : domain.cost) c /= per_task_speed;
+  // What the move cost beyond its bytes (the plans rebuilt): the next decisions price it in.
+  const double block_bytes = double(runtime::migrated_block_bytes(domain.shape));
+  rebuild_s_ =
+      std::max(0.0, std::chrono::duration<double>(runtime::Clock::now() - started).count() -
+                        link_.seconds(double(sent) * block_bytes));
+  directory_.clear();
+  for (std::size_t p = 0; p < targets.size(); ++p)
+    if (targets[p] != me) directory_.put(moved_keys[p], targets[p]);
+  directory_.fence();
+  // Every block that arrived here must be recorded as ours.
+  const bool consistent = std::ranges::all_of(domain.leaves.keys(), [&](const octree::Key& k) {
+    const auto owner = directory_.get(k);
+    return !owner || *owner == me;
+  });
+  if (!comm.all(consistent))
+    throw RunError(
+        fmt::format("timestep {}: blocks arrived where the ownership directory "
+                    "does not place them",
+                    ts));
+  const std::int64_t total = comm.sum(sent);
+  stats_.blocks_migrated += total;
+  stats_.bytes_migrated += std::int64_t(double(total) * block_bytes);
+  return total;
+}
 
-  // Propose.
-  const bool replaying = !config_.lb_replay_path.empty();
-  std::vector<int> targets(view.order.size(), me);
-  std::string reason;
-  if (replaying) {
-    targets = replayed_targets(ts, domain, view.order);
-    reason = "replay";
-  } else if (imbalance <= config_.lb_threshold) {
-    reason = "balanced";
-  } else {
-    const bool predictive = config_.lb == "predictive";
-    const auto strategy = runtime::find_strategy(predictive ? "sfc" : config_.lb);
-    const auto w = predictive ? forecast(domain, view.order, weights, objects, delta) : weights;
-    runtime::BalanceInput in{w, view.family_start, speed, config_.lb_max_move};
-    targets = strategy(comm, in);
+void LoadBalancer::decide(int ts, runtime::Domain& domain,
+                          std::span<const std::int64_t> unit_weights,
+                          const std::vector<Object>& objects, double delta, double horizon_stages) {
+  runtime::Runtime::CurveView view;
+  std::vector<std::int64_t> weights;
+  {
+    MINIAMR_TIMED(rt_.timers(), kLoadBalance);
+    view = rt_.curve_view(domain);
+    weights = curve_weights(domain, view.order, unit_weights, objects, delta);
   }
-
-  // What the plan would give, and what it costs: the busiest rank's bytes over the link.
-  std::vector<double> after(std::size_t(P), 0.0);
-  std::vector<std::int64_t> arriving(std::size_t(P), 0);
-  std::int64_t leaving = 0;
-  std::vector<char> partner(std::size_t(P), 0);
-  for (std::size_t p = 0; p < targets.size(); ++p) {
-    after[std::size_t(targets[p])] += double(weights[p]);
-    if (targets[p] != me) {
-      ++leaving;
-      ++arriving[std::size_t(targets[p])];
-      partner[std::size_t(targets[p])] = 1;
-    }
-  }
-  MPI_Allreduce(MPI_IN_PLACE, after.data(), P, MPI_DOUBLE, MPI_SUM, comm.get());
-  comm.sum_in_place(arriving);
-  for (int r = 0; r < P; ++r) after[std::size_t(r)] /= speeds[std::size_t(r)];
-  const auto block_bytes = double(runtime::migrated_block_bytes(domain.shape));
-  const double busiest = double(comm.max(std::max(leaving, arriving[std::size_t(me)])));
-  const int messages = int(comm.max(std::int64_t(std::count(partner.begin(), partner.end(), 1))));
-  const double cost_s = busiest > 0 ? link_.seconds(busiest * block_bytes, messages) : 0.0;
-  const double gain_s = (*std::max_element(before.begin(), before.end()) -
-                         *std::max_element(after.begin(), after.end())) *
-                        config_.stages_per_ts * config_.lb_freq;
-  const std::int64_t moving = comm.sum(leaving);
-  bool take = moving > 0 && (replaying || gain_s > cost_s);
-  if (!replaying && reason.empty())
-    reason = moving == 0 ? "no move proposed" : take ? "pays" : "does not pay";
-
-  // The moves as contiguous ranges of the curve, gathered for the log.
-  std::vector<std::int64_t> mine_moves;
-  for (std::size_t p = 0; p < targets.size();) {
-    std::size_t q = p;
-    while (q + 1 < targets.size() && targets[q + 1] == targets[p]) ++q;
-    if (targets[p] != me) {
-      const auto a = key_words(domain.leaves[view.order[p]]);
-      const auto b = key_words(domain.leaves[view.order[q]]);
-      mine_moves.insert(mine_moves.end(), {me, targets[p], a[0], a[1], a[2], a[3], b[0], b[1], b[2],
-                                           b[3], std::int64_t(q - p + 1)});
-    }
-    p = q + 1;
-  }
-  const auto all_moves = comm.gather(mine_moves);
-
-  if (take) {
-    std::vector<octree::Key> moved_keys(targets.size());
-    for (std::size_t p = 0; p < targets.size(); ++p) moved_keys[p] = domain.leaves[view.order[p]];
-    // Costs travel in model units and come back to seconds on their new rank.
-    for (double& c : domain.cost) c *= per_task_speed;
-    const std::int64_t sent = rt_.migrate_blocks(domain, [&] {
-      std::vector<int> by_block(targets.size());
-      for (std::size_t p = 0; p < targets.size(); ++p) by_block[view.order[p]] = targets[p];
-      return by_block;
-    }());
-    for (double& c : domain.cost) c /= per_task_speed;
-    directory_.clear();
-    for (std::size_t p = 0; p < targets.size(); ++p)
-      if (targets[p] != me) directory_.put(moved_keys[p], targets[p]);
-    directory_.fence();
-    // Every block that arrived here must be recorded as ours.
-    const bool consistent = std::ranges::all_of(domain.leaves.keys(), [&](const octree::Key& k) {
-      const auto owner = directory_.get(k);
-      return !owner || *owner == me;
-    });
-    if (!comm.all(consistent))
-      throw RunError(
-          fmt::format("timestep {}: blocks arrived where the ownership directory "
-                      "does not place them",
-                      ts));
-    const std::int64_t total = comm.sum(sent);
-    stats_.blocks_migrated += total;
-    stats_.bytes_migrated += std::int64_t(double(total) * block_bytes);
-    ++stats_.decisions_taken;
-    stats_.final_imbalance = imbalance_of(after);
-  } else {
+  const auto ranks = summaries(std::accumulate(weights.begin(), weights.end(), std::int64_t{0}),
+                               std::int64_t(view.order.size()));
+  MINIAMR_TIMED(rt_.timers(), kLoadBalance);
+  const auto& comm = rt_.comm();
+  const int me = comm.rank();
+  Outcome o = config_.lb_replay_path.empty() ? judged(ranks, weights, view, horizon_stages)
+                                             : replayed(ts, domain, view.order);
+  // A cut that moves no block after all (its boundaries moved less than a block) is skipped.
+  o.take = o.take && comm.any(std::ranges::any_of(o.targets, [&](int t) { return t != me; }));
+  log_decision(ts, domain, view.order, o, ranks);
+  record(ts, ranks, o.take);
+  if (!o.take) {
     ++stats_.decisions_skipped;
+    return;
   }
-  if (!comm.is_root()) return;
-  stats_.history.push_back({ts, before, imbalance, take});
+  migrate(ts, domain, view, o.targets, balance::rank_speeds(ranks)[std::size_t(me)]);
+  ++stats_.decisions_taken;
+}
+
+void LoadBalancer::record(int ts, std::span<const balance::RankSummary> ranks, bool moved) {
+  if (!rt_.comm().is_root()) return;
+  const std::vector<double> before = rank_times(ranks);
+  stats_.history.push_back({ts, before, imbalance_of(before), moved});
+}
+
+void LoadBalancer::log_decision(int ts, const runtime::Domain& domain,
+                                std::span<const std::size_t> order, const Outcome& o,
+                                std::span<const balance::RankSummary> ranks) {
   if (config_.lb_log_path.empty()) return;
+  const auto all_moves =
+      rt_.comm().gather(o.take ? move_ranges(domain, order, o.targets, rt_.comm().rank())
+                               : std::vector<std::int64_t>{});
+  if (!rt_.comm().is_root()) return;
   Json moves = Json::array();
   for (const auto& r : all_moves)
     for (std::size_t i = 0; i + 10 < r.size(); i += 11)
@@ -258,23 +345,46 @@ void LoadBalancer::step(int ts, runtime::Domain& domain, std::int64_t updates,
                        {"first", {r[i + 2], r[i + 3], r[i + 4], r[i + 5]}},
                        {"last", {r[i + 6], r[i + 7], r[i + 8], r[i + 9]}},
                        {"blocks", r[i + 10]}});
-  const Json line{{"timestep", ts},
-                  {"taken", take},
-                  {"reason", reason},
-                  {"measured_max_s_per_stage", measured_max},
-                  {"measured_gain_s_per_stage", last_measured_max_ - measured_max},
-                  {"predicted_s_per_stage_before", before},
-                  {"predicted_s_per_stage_after", after},
-                  {"imbalance_before", imbalance},
-                  {"imbalance_after", imbalance_of(after)},
-                  {"estimated_gain_s", gain_s},
-                  {"migration_cost_s", cost_s},
-                  {"moves", take ? moves : Json::array()}};
+  double measured_max = 0;
+  for (const auto& r : ranks) measured_max = std::max(measured_max, r.seconds_per_stage);
+  const std::vector<double> before = rank_times(ranks);
+  Json line{{"timestep", ts},
+            {"kind", "decision"},
+            {"taken", o.take},
+            {"reason", o.reason},
+            {"measured_max_s_per_stage", measured_max},
+            {"measured_gain_s_per_stage", last_measured_max_ - measured_max},
+            {"predicted_s_per_stage_before", before},
+            {"imbalance_before", imbalance_of(before)},
+            {"speeds", balance::rank_speeds(ranks)},
+            {"moves", moves}};
+  if (o.proposal) {
+    const balance::Proposal& p = *o.proposal;
+    std::vector<double> shares(p.to.size() - 1);
+    for (std::size_t r = 0; r < shares.size(); ++r)
+      shares[r] = p.to.back() > 0 ? double(p.to[r + 1] - p.to[r]) / double(p.to.back()) : 0.0;
+    line["predicted_s_per_stage_after"] = p.after;
+    line["imbalance_after"] = p.imbalance_after;
+    line["relative_gain"] = p.relative_gain;
+    line["noise"] = p.noise;
+    line["estimated_gain_s"] = p.gain_s;
+    line["migration_cost_s"] = p.migration_cost_s;
+    line["shares"] = shares;
+  }
   log_ += line.dump() + "\n";
   last_measured_max_ = measured_max;
 }
 
-void LoadBalancer::finish() {
+void LoadBalancer::finish(std::int64_t work, std::int64_t blocks) {
+  if (rt_.comm().size() > 1) {
+    const auto ranks = summaries(work, blocks);
+    const std::vector<double> t = rank_times(ranks);
+    stats_.final_imbalance = imbalance_of(t);
+    const double total = double(balance::offset_of(ranks, int(ranks.size())));
+    stats_.final_shares.assign(ranks.size(), 0.0);
+    for (std::size_t r = 0; r < ranks.size(); ++r)
+      stats_.final_shares[r] = total > 0 ? double(ranks[r].work) / total : 0.0;
+  }
   if (config_.lb_log_path.empty()) return;
   write_on_root(rt_.comm().get(), config_.lb_log_path, log_, "--lb_log file");
 }

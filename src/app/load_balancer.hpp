@@ -1,10 +1,12 @@
-// The dynamic runtime's balancer in the style of OpenTS: between timesteps, block ownership
-// moves between ranks from measured costs. Each rank knows its own speed (model work done per
-// second of compute), so a slow rank is seen as slow rather than as holding heavy blocks; a
-// strategy (runtime/balance_strategies.hpp) proposes new owners, the plan is charged with its
-// migration cost (bytes over the link speed measured at start-up) against the expected gain over
-// the next interval, and taken only when it pays. Decisions can be logged (one JSON line each)
-// and replayed.
+// The dynamic runtime's balancer in the style of OpenTS: block ownership follows the measured
+// speeds of the ranks. Each rank measures its own speed (model work per second of compute) after
+// every batch of timesteps, so a slow rank is seen as slow rather than as holding heavy blocks.
+// At a refinement step the adapted mesh is cut into shares proportional to the speeds (equal
+// where they agree within the noise); between refinements, at a decision, runtime/balance.hpp
+// proposes a cut and takes it only when its gain beats the measured noise and the migration
+// cost (bytes over the link speed measured at start-up). The measurement, the summaries (one
+// collective), the proposal, the verdict, the migration and the log are separate steps here.
+// Cuts and decisions can be logged (one JSON line each) and replayed.
 #pragma once
 
 #include <array>
@@ -17,6 +19,7 @@
 
 #include "app/config.hpp"
 #include "app/lb_replay.hpp"
+#include "runtime/balance.hpp"
 #include "runtime/domain.hpp"
 #include "runtime/link_model.hpp"
 #include "runtime/ownership_directory.hpp"
@@ -27,12 +30,15 @@ namespace miniamr::app {
 struct BalanceStats {
   std::int64_t decisions_taken = 0;
   std::int64_t decisions_skipped = 0;
-  std::int64_t blocks_migrated = 0;  // all ranks
-  std::int64_t bytes_migrated = 0;   // all ranks
-  double final_imbalance = 1.0;      // max over mean of the last predicted rank times
+  std::int64_t refinement_cuts = 0;                // refinement steps cut by the speeds
+  std::int64_t blocks_migrated = 0;                // all ranks, by cuts and decisions
+  std::int64_t blocks_migrated_at_refinement = 0;  // all ranks, by the cuts
+  std::int64_t bytes_migrated = 0;                 // all ranks
+  double final_imbalance = 1.0;      // max over mean of the rank times predicted at the end
+  std::vector<double> final_shares;  // each rank's fraction of the work at the end
   struct Sample {
     int timestep = 0;
-    std::vector<double> seconds_per_stage;  // predicted, per rank, before the decision
+    std::vector<double> seconds_per_stage;  // predicted, per rank, before the cut or decision
     double imbalance = 1.0;
     bool moved = false;
   };
@@ -44,13 +50,28 @@ class LoadBalancer {
   // Collective: measures the link between ranks. Throws UsageError for a bad --lb_replay file.
   LoadBalancer(const Config& config, runtime::Runtime& runtime);
 
-  // Collective, at the end of timestep `ts`. `updates` and `compute_seconds` are this rank's
-  // totals so far (cell-variable updates, seconds in stage work); `objects` where they are now.
-  void step(int ts, runtime::Domain& domain, std::int64_t updates, double compute_seconds,
-            const std::vector<Object>& objects, double delta);
+  // After each batch of `stages` stages: this rank's work per stage then (the sum of its blocks'
+  // model weights), its blocks, and its compute seconds so far.
+  void ran(std::int64_t work, std::int64_t blocks, int stages, double compute_seconds);
 
-  // Collective. Writes the decision log (rank 0, atomically); throws RunError on failure.
-  void finish();
+  // Collective, once at the start of refinement step `ts`: the shares (one per rank, as
+  // MeshRuntime::rebalance takes them) to cut the adapted mesh by, or nothing when this
+  // balancer does not cut (one rank, --lb none).
+  std::optional<std::vector<double>> refinement_shares(int ts);
+  // After that step's cuts: the blocks they moved (all ranks).
+  void refinement_moved(int ts, std::int64_t blocks);
+
+  // Whether a decision is due after timestep `ts` (a batch of timesteps ends there).
+  bool decides_after(int ts) const;
+  // Collective, after timestep `ts` where a decision is due and no refinement step came.
+  // `unit_weights`: each block's model weight (as ran()'s work); `horizon_stages`: the stages a
+  // new cut would run before the next re-cut.
+  void decide(int ts, runtime::Domain& domain, std::span<const std::int64_t> unit_weights,
+              const std::vector<Object>& objects, double delta, double horizon_stages);
+
+  // Collective. Records the final shares and writes the decision log (rank 0, atomically);
+  // throws RunError on failure.
+  void finish(std::int64_t work, std::int64_t blocks);
 
   const BalanceStats& stats() const { return stats_; }
   const runtime::LinkModel& link() const { return link_; }
@@ -58,25 +79,57 @@ class LoadBalancer {
   std::optional<int> moved_to(const octree::Key& key) const { return directory_.get(key); }
 
  private:
-  std::vector<int> replayed_targets(int ts, const runtime::Domain& domain,
-                                    std::span<const std::size_t> order) const;
-  std::vector<std::int64_t> forecast(const runtime::Domain& domain,
-                                     std::span<const std::size_t> order,
-                                     std::span<const std::int64_t> weights,
-                                     const std::vector<Object>& objects, double delta) const;
+  // What a decision came to: this rank's targets along the curve and why.
+  struct Outcome {
+    std::vector<int> targets;
+    bool take = false;
+    std::string reason;
+    std::optional<runtime::balance::Proposal> proposal;
+  };
+  // Collective: every rank's summary, this rank's built from `work` and `blocks`.
+  std::vector<runtime::balance::RankSummary> summaries(std::int64_t work,
+                                                       std::int64_t blocks) const;
+  std::vector<std::int64_t> curve_weights(const runtime::Domain& domain,
+                                          std::span<const std::size_t> order,
+                                          std::span<const std::int64_t> unit_weights,
+                                          const std::vector<Object>& objects, double delta) const;
+  Outcome judged(std::span<const runtime::balance::RankSummary> ranks,
+                 std::span<const std::int64_t> weights, const runtime::Runtime::CurveView& view,
+                 double horizon_stages);
+  Outcome replayed(int ts, const runtime::Domain& domain, std::span<const std::size_t> order) const;
+  // Collective: moves the blocks, checks where they arrived; returns the blocks moved (all ranks).
+  std::int64_t migrate(int ts, runtime::Domain& domain, const runtime::Runtime::CurveView& view,
+                       std::span<const int> targets, double speed);
+  // Collective when logging: the line of a decision.
+  void log_decision(int ts, const runtime::Domain& domain, std::span<const std::size_t> order,
+                    const Outcome& o, std::span<const runtime::balance::RankSummary> ranks);
+  void record(int ts, std::span<const runtime::balance::RankSummary> ranks, bool moved);
 
   Config config_;
   runtime::Runtime& rt_;
   runtime::LinkModel link_;
   // Who owns each block that moved: the giver puts, one fence, then anyone gets locally.
   runtime::OwnershipDirectory directory_;
+  runtime::balance::Strategy strategy_;
+  runtime::balance::AcceptRule rule_;
   BalanceStats stats_;
-  std::int64_t last_updates_ = 0;
+  ReplayLog replay_;  // --lb_replay: cuts and moves by timestep
+  std::string log_;  // rank 0: --lb_log lines, written at finish()
+
+  // This rank's measurements.
+  runtime::balance::SpeedWindow window_;
   double last_compute_ = 0;
-  std::string log_;               // rank 0: --lb_log lines, written at finish()
-  ReplayLog replay_;              // --lb_replay: moves per timestep
+  double seconds_per_stage_ = 0;        // over the last batch
+  double rebuild_s_ = 0;                // the last migration's time beyond its bytes
+  std::int64_t work_ = 0, blocks_ = 0;  // at the last batch
+
+  // The same on every rank.
+  std::vector<double> speeds_;  // relative speeds of the last cut taken (settled_speeds)
+  runtime::balance::Hysteresis hysteresis_;
   double last_measured_max_ = 0;  // measured max seconds per stage, last decision
-  std::vector<double> speeds_;    // every rank's last measured speed (0: never)
+  // The refinement step under way: its shares and the summaries they came from.
+  std::vector<double> cut_shares_;
+  std::vector<runtime::balance::RankSummary> cut_ranks_;
 };
 
 }  // namespace miniamr::app

@@ -5,6 +5,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "app/errors.hpp"
 #include "app/objects.hpp"
@@ -35,8 +36,9 @@ std::string balance_plan(const Report& r) {
     const std::string how =
         c.lb_replay_path.empty()
             ? fmt::format(
-                  "every {} timesteps when the slowest rank's predicted stage time exceeds "
-                  "{:.2f} x the mean",
+                  "each refinement step cut by the ranks' measured speeds, and every {} "
+                  "timesteps blocks moved when the slowest rank's predicted stage time exceeds "
+                  "{:.2f} x the mean and the gain beats the noise and the cost of moving",
                   c.lb_freq, c.lb_threshold)
             : fmt::format("replaying the moves logged in {}", c.lb_replay_path);
     return fmt::format(
@@ -64,10 +66,13 @@ std::string balance_outcome(const Report& r) {
   if (r.balanced_dynamically) {
     const BalanceStats& b = r.balance;
     return fmt::format(
-        "Load balance: {} strategy, decisions taken {} and skipped {}, blocks migrated {} "
-        "({:.1f} MiB), final imbalance {:.3f}; {}; {}",
-        r.config.lb, b.decisions_taken, b.decisions_skipped, b.blocks_migrated,
-        double(b.bytes_migrated) / (1024.0 * 1024.0), b.final_imbalance, gathered, time);
+        "Load balance: {} strategy, refinement cuts {}, decisions taken {} and skipped {}, "
+        "blocks migrated {} ({} at refinement, {:.1f} MiB), final work shares {:.3f}, final "
+        "imbalance {:.3f}; {}; {}",
+        r.config.lb, b.refinement_cuts, b.decisions_taken, b.decisions_skipped,
+        b.blocks_migrated, b.blocks_migrated_at_refinement,
+        double(b.bytes_migrated) / (1024.0 * 1024.0), fmt::join(b.final_shares, " "),
+        b.final_imbalance, gathered, time);
   }
   return fmt::format(
       "Load balance: curve cuts moved {} blocks (re-cuts after a refinement step: {}); {}; {}",

@@ -180,9 +180,12 @@ void write_balancer(Writer& w, const Report& r) {
   w.kv(key("lb_strategy"), c.lb);
   w.kv(key("lb_decisions_taken"), r.balance.decisions_taken);
   w.kv(key("lb_decisions_skipped"), r.balance.decisions_skipped);
+  w.kv(key("lb_refinement_cuts"), r.balance.refinement_cuts);
   w.kv(key("blocks_migrated"), r.balance.blocks_migrated);
+  w.kv(key("blocks_migrated_at_refinement"), r.balance.blocks_migrated_at_refinement);
   w.kv(key("bytes_migrated"), r.balance.bytes_migrated);
   w.kv(key("final_imbalance"), r.balance.final_imbalance);
+  w.flow(key("final_work_shares"), r.balance.final_shares);
   w.kv(key("lb_link_model"), c.lb_link_model_path.empty() ? "measured" : c.lb_link_model_path);
   w.kv(key("lb_link_latency_s"), r.link.latency_s);
   w.kv(key("lb_link_bandwidth_Bps"), r.link.bandwidth_Bps);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -281,9 +282,10 @@ bool Simulation::refine_iteration(int ts) {
 
 bool Simulation::balance_before_adapt(const octree::AdaptPlan& plan,
                                       std::vector<std::int8_t>& marks) {
-  if (runtime_.comm().size() == 1 || config_.lb_opt < 1 || balancer_) return false;
+  if (!cut_shares_ || config_.lb_opt < 1) return false;
   // The counts the balance after the step would see.
-  if (!sfc::needs_balance(runtime_.comm().allgather(std::int64_t(plan.keys.size())),
+  if (equal_shares() &&
+      !sfc::needs_balance(runtime_.comm().allgather(std::int64_t(plan.keys.size())),
                           config_.inbalance))
     return false;
   // Cutting the adapted mesh before it exists means that every rank splits its share (no rank
@@ -291,7 +293,7 @@ bool Simulation::balance_before_adapt(const octree::AdaptPlan& plan,
   // children, and that the balance after the step finds the partition already cut. A new leaf
   // weighs what the leaf it comes from weighs (a child its parent: the cost record is copied),
   // a merged parent the mean of its children.
-  const std::vector<std::int64_t> w = block_weights();
+  const std::vector<std::int64_t> w = cut_weights();
   std::vector<std::int64_t> adapted(plan.keys.size());
   for (std::size_t j = 0; j < plan.keys.size(); ++j) {
     const octree::Origin& o = plan.origin[j];
@@ -302,7 +304,8 @@ bool Simulation::balance_before_adapt(const octree::AdaptPlan& plan,
     for (std::size_t c = 0; c < 8; ++c) adapted[j] += w[o.old_index + c];
     adapted[j] = std::max<std::int64_t>(1, adapted[j] / 8);
   }
-  const std::int64_t sent = runtime_.rebalance_for_adapt(domain_, plan, adapted, marks);
+  const std::int64_t sent =
+      runtime_.rebalance_for_adapt(domain_, plan, adapted, marks, *cut_shares_);
   const std::int64_t moved = runtime_.comm().sum(sent);
   stats_.blocks_moved_lb += moved;
   return moved > 0;
@@ -310,22 +313,28 @@ bool Simulation::balance_before_adapt(const octree::AdaptPlan& plan,
 
 void Simulation::refine_step(int ts, int iterations) {
   const double t0 = trace_ != nullptr ? trace_->now_us() : 0.0;
+  const std::int64_t moved_before = stats_.blocks_moved_lb;
   {
     // T_ref leaves out the balancing inside the step (gathering families, the balance before
-    // splitting, lb_opt 2), which T_lb counts, so that the two add up to the step.
+    // splitting, lb_opt 2), which T_lb counts, and the wait of the dynamic balancer's summaries
+    // for the ranks still in their timesteps, which T_comm counts, so that they add up to the
+    // step.
     runtime::Timers& timers = runtime_.timers();
-    const double balancing_before = timers.get(runtime::Phase::kLoadBalance);
+    const auto others = [&] {
+      return timers.get(runtime::Phase::kLoadBalance) + timers.get(runtime::Phase::kCommunicate);
+    };
+    const double others_before = others();
     const auto start = runtime::Clock::now();
     ++stats_.refine_steps;
+    cut_shares_ = refinement_shares(ts);
     // Marks are recomputed from scratch each iteration with the same objects, so once an
     // iteration changes nothing, the remaining ones cannot either.
     for (int it = 0; it < iterations; ++it) {
       if (!refine_iteration(ts)) break;
-      if (config_.lb_opt == 2 && !balancer_) maybe_rebalance(/*report=*/false);
+      if (config_.lb_opt == 2) maybe_rebalance(/*report=*/false);
     }
     const double step = std::chrono::duration<double>(runtime::Clock::now() - start).count();
-    timers.add(runtime::Phase::kRefine,
-               step - (timers.get(runtime::Phase::kLoadBalance) - balancing_before));
+    timers.add(runtime::Phase::kRefine, step - (others() - others_before));
   }
   trace_event("refine", t0, ts);
   stats_.mesh_history.push_back({ts, level_counts()});
@@ -333,8 +342,8 @@ void Simulation::refine_step(int ts, int iterations) {
   for (const auto n : stats_.mesh_history.back().blocks_per_level) global_blocks_ += n;
   print_level_table(ts, stats_.mesh_history.back().blocks_per_level);
   // Unlike the reference, uniform meshes are balanced too: ownership never changes results.
-  // (The dynamic runtime's balancer decides from measured costs instead, after the timestep.)
-  if (config_.lb_opt >= 1 && !balancer_) maybe_rebalance(/*report=*/true);
+  if (config_.lb_opt >= 1) maybe_rebalance(/*report=*/true);
+  if (balancer_) balancer_->refinement_moved(ts, stats_.blocks_moved_lb - moved_before);
   print_comm_partners();
   expect_storage(ts);
 }
@@ -393,10 +402,39 @@ std::vector<std::int64_t> Simulation::block_weights() const {
   return {};
 }
 
+std::optional<std::vector<double>> Simulation::refinement_shares(int ts) {
+  if (balancer_) return balancer_->refinement_shares(ts);
+  if (runtime_.comm().size() == 1) return std::nullopt;
+  return std::vector<double>{};  // equal shares of the weights
+}
+
+bool Simulation::equal_shares() const {
+  return std::ranges::all_of(*cut_shares_, [&](double s) { return s == cut_shares_->front(); });
+}
+
+std::vector<std::int64_t> Simulation::balance_weights() const {
+  if (config_.lb_weight == LbWeight::kModel) return block_weights();
+  return std::vector<std::int64_t>(domain_.leaves.size(),
+                                   std::int64_t(domain_.shape.interior_cells()) * config_.num_vars);
+}
+
+std::vector<std::int64_t> Simulation::cut_weights() const {
+  return balancer_ ? balance_weights() : block_weights();
+}
+
+double Simulation::balance_horizon(int ts) const {
+  int steps = config_.lb_freq;  // with --time alone the run's end is not known
+  if (refinement_follows(config_, ts))
+    steps = config_.refine_freq - ts % config_.refine_freq;
+  else if (config_.num_tsteps_given || !config_.time_given)
+    steps = std::max(1, config_.num_tsteps - ts);
+  return double(steps) * config_.stages_per_ts;
+}
+
 void Simulation::maybe_rebalance(bool report) {
-  if (runtime_.comm().size() == 1) return;
+  if (!cut_shares_) return;
   const auto loads = runtime_.comm().allgather(std::int64_t(domain_.leaves.size()));
-  if (!sfc::needs_balance(loads, config_.inbalance)) return;
+  if (equal_shares() && !sfc::needs_balance(loads, config_.inbalance)) return;
   auto line = [&](const char* when, std::span<const std::int64_t> l) {
     if (!report || !verbose_output()) return;
     const auto [lo, hi] = std::minmax_element(l.begin(), l.end());
@@ -406,7 +444,7 @@ void Simulation::maybe_rebalance(bool report) {
   };
   line("before", loads);
   const double t0 = trace_ != nullptr ? trace_->now_us() : 0.0;
-  const std::int64_t sent = runtime_.rebalance(domain_, block_weights());
+  const std::int64_t sent = runtime_.rebalance(domain_, cut_weights(), *cut_shares_);
   trace_event("rebalance", t0, timestep_);
   stats_.blocks_moved_lb += runtime_.comm().sum(sent);
   ++stats_.load_balances;
@@ -432,15 +470,14 @@ void Simulation::print_comm_partners() const {
 }
 
 int Simulation::batch_length(int ts, bool fixed_steps) const {
-  // The dynamic runtime's balancer moves blocks after every timestep, and with --time the run
-  // ends at a simulated time, known to be reached only when it is.
-  if (balancer_ || !fixed_steps) return 1;
+  // With --time the run ends at a simulated time, known to be reached only when it is.
+  if (!fixed_steps) return 1;
   const auto every = [ts](int freq, int k) { return freq > 0 && (ts + k) % freq == 0; };
   int n = 1;
   while (n < config_.batch_tsteps && ts + n <= config_.num_tsteps) {
     const int k = n - 1;  // timestep ts + k ends the batch when it reads or changes the blocks
     if (refines_after(config_, ts + k) || every(config_.plot_freq, k) ||
-        every(config_.checkpoint_freq, k))
+        every(config_.checkpoint_freq, k) || (balancer_ && balancer_->decides_after(ts + k)))
       break;
     ++n;
   }
@@ -629,14 +666,21 @@ void Simulation::run() {
       batch_first = ts;
       batch_end = ts + n - 1;
       progress.ran(batch_end, double(stage_blocks) * updates_per_block * n);
+      if (balancer_) {
+        const std::vector<std::int64_t> w = balance_weights();
+        balancer_->ran(std::accumulate(w.begin(), w.end(), std::int64_t{0}), std::int64_t(w.size()),
+                       n * config_.stages_per_ts, timers.get(runtime::Phase::kCompute));
+      }
     }
     account_timestep(ts - batch_first);
     if (adapting()) move_objects(objects_, delta);
-    if (refines_after(config_, ts)) refine_step(ts, config_.effective_block_change());
-    if (balancer_) {
+    // A refinement step cuts the adapted mesh by the ranks' speeds; between them, the
+    // dynamic runtime's balancer decides from its measurements.
+    if (refines_after(config_, ts)) {
+      refine_step(ts, config_.effective_block_change());
+    } else if (balancer_ && balancer_->decides_after(ts)) {
       const double began = trace_ != nullptr ? trace_->now_us() : 0.0;
-      balancer_->step(ts, domain_, stats_.cell_var_updates_rank,
-                      runtime_.timers().get(runtime::Phase::kCompute), objects_, delta);
+      balancer_->decide(ts, domain_, balance_weights(), objects_, delta, balance_horizon(ts));
       trace_event("balance", began, ts);
     }
     // (t is still the time this timestep started from)
@@ -660,7 +704,10 @@ void Simulation::run() {
     const bool time_done = use_time && t >= config_.time;
     if (steps_done || time_done) break;
   }
-  if (balancer_) balancer_->finish();
+  if (balancer_) {
+    const std::vector<std::int64_t> w = balance_weights();
+    balancer_->finish(std::accumulate(w.begin(), w.end(), std::int64_t{0}), std::int64_t(w.size()));
+  }
   timers.add(runtime::Phase::kTotal,
              std::chrono::duration<double>(runtime::Clock::now() - t0).count());
   stats_.final_checksums = current_checksums();

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -62,17 +63,32 @@ class Simulation {
   // The local half of apply_plan: the blocks of the new mesh from the old ones.
   void build_blocks(const octree::AdaptPlan& plan, std::vector<stencil::Block>& old,
                     std::span<const double> old_cost, std::vector<stencil::Block>& fresh);
+  // Collective, at the start of refinement step `ts`: the shares its cuts give the ranks (empty:
+  // equal), or nothing when it makes none (one rank, or a dynamic balancer that does not cut).
+  std::optional<std::vector<double>> refinement_shares(int ts);
+  bool equal_shares() const;  // of cut_shares_, which holds a value
+  // Cuts the current leaves into cut_shares_ when the counts call for it.
   void maybe_rebalance(bool report);
   // Collective. Balances the old leaves by what `plan` makes of them, moving `marks` along;
   // true when blocks moved (the plan must then be made again from the new leaves).
   bool balance_before_adapt(const octree::AdaptPlan& plan, std::vector<std::int8_t>& marks);
   std::vector<std::int64_t> block_weights() const;
+  // The dynamic balancer's model weights: each block's cell-variable updates per stage, or the
+  // cost model's weights (--lb_weight 1). Measured seconds (--lb_weight 2) only weigh its
+  // decisions: a refinement's new blocks have none yet, and a replayed cut must not depend on
+  // them.
+  std::vector<std::int64_t> balance_weights() const;
+  // The weights a refinement step's cuts use: block_weights (static), balance_weights (dynamic).
+  std::vector<std::int64_t> cut_weights() const;
+  // The stages a cut made after timestep `ts` runs before the next refinement step cuts again,
+  // or the run ends.
+  double balance_horizon(int ts) const;
   void print_comm_partners() const;
   // How many timesteps from `ts` run their stages as one batch (no barrier between them where
   // the runtime needs none; the static one takes each cache chunk of variables through all of
   // them): up to --batch_tsteps, ending at the first timestep after which the blocks are read
-  // or changed (refinement, a plot, a checkpoint). `fixed_steps`: the run ends at num_tsteps
-  // (no --time).
+  // or changed (refinement, a plot, a checkpoint, a balancing decision of the dynamic
+  // runtime). `fixed_steps`: the run ends at num_tsteps (no --time).
   int batch_length(int ts, bool fixed_steps) const;
   // Runs the stages of `timesteps` timesteps from the next one; their sums wait in batch_totals_.
   void run_batch(int timesteps);
@@ -120,6 +136,7 @@ class Simulation {
   std::vector<std::vector<double>> batch_totals_;  // per stage of the last batch: checksums
   RunStats stats_;
   std::unique_ptr<LoadBalancer> balancer_;
+  std::optional<std::vector<double>> cut_shares_;  // of the refinement step under way
   std::unique_ptr<FieldPlot> field_plot_;  // with --plot_format xdmf or vtkhdf
 };
 

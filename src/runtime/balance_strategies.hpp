@@ -1,37 +1,39 @@
-// How the dynamic runtime's balancer decides who owns what: small functions from (costs along
-// the curve, rank speeds, current owners) to new owners, registered in one place. Every
-// strategy keeps ownership contiguous along the curve (few messages, small surfaces) and never
-// splits a family that may coarsen.
+// How the dynamic runtime's balancer cuts the curve: each strategy is a pure function from every
+// rank's work along the curve (in model units) and its relative speed to the new boundaries of
+// the ranks' ranges in work space. Ranges stay contiguous and in rank order (few messages, small
+// surfaces); which blocks fall in a range each rank works out alone (balance.hpp: owners).
+// Nothing here needs more than the P per-rank numbers, so no rank ever sees every block's cost.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
-#include <string>
 #include <string_view>
 #include <vector>
 
-#include "runtime/mpi.hpp"
+namespace miniamr::runtime::balance {
 
-namespace miniamr::runtime {
-
-struct BalanceInput {
-  // This rank's blocks along the ownership curve: their work per stage (in model units, the
-  // same on every rank: measured seconds times the measuring rank's speed).
-  std::span<const std::int64_t> weights;
-  std::span<const std::size_t> family_start;  // per position: first position of its family
-  double speed = 1.0;                         // this rank's model units per second
-  double max_move = 1.0;  // the largest fraction of all blocks a decision may move (central)
+enum class Strategy {
+  kNone,        // the current cut: nothing moves
+  kSfc,         // shares of the whole curve proportional to the speeds
+  kDiffusion,   // each pair of curve neighbours equalises its two times
+  kCentral,     // the sfc cut, each boundary moved only part of the way (max_move)
+  kPredictive,  // the sfc cut of the forecast weights (the caller forecasts)
 };
 
-// Collective. The new owner of each of this rank's positions along the curve; non-decreasing,
-// and the ranks' ranges follow one another along the curve.
-using Strategy = std::vector<int> (*)(const Communicator& comm, const BalanceInput& in);
+// nullopt for an unknown name. Names: none, sfc, diffusion, central, predictive.
+std::optional<Strategy> strategy_named(std::string_view name);
 
-// nullptr for an unknown name. Names: none, diffusion, sfc, central.
-Strategy find_strategy(std::string_view name);
+// The boundaries of the current ranges: bounds[r] = work of ranks 0..r-1 (P + 1 values).
+std::vector<std::int64_t> current_bounds(std::span<const std::int64_t> work);
 
-// The cut of a curve of `total` weight into shares proportional to `speeds`: rank r's share
-// starts at the returned bounds[r] (bounds[P] = total). Identical on every rank.
-std::vector<std::int64_t> speed_shares(std::int64_t total, std::span<const double> speeds);
+// The work that changes rank between the cuts `from` and `to` (both P + 1 boundaries).
+std::int64_t moved_work(std::span<const std::int64_t> from, std::span<const std::int64_t> to);
 
-}  // namespace miniamr::runtime
+// The new boundaries of `strategy` for ranks holding `work` (in curve order) with relative
+// speeds `speeds` (> 0). `max_move`: the largest fraction of all work that `central` moves.
+// Non-decreasing, from 0 to the total work.
+std::vector<std::int64_t> strategy_bounds(Strategy strategy, std::span<const std::int64_t> work,
+                                          std::span<const double> speeds, double max_move);
+
+}  // namespace miniamr::runtime::balance

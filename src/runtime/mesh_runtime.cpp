@@ -198,14 +198,23 @@ std::int64_t MeshRuntime::gather_families(Domain& domain) {
 }
 
 std::vector<int> MeshRuntime::balanced_targets(const octree::LeafSet& leaves,
-                                               std::span<const std::int64_t> weights) const {
+                                               std::span<const std::int64_t> weights,
+                                               std::span<const double> shares) const {
   const auto order = sfc::curve_order(leaves, partition_.space());
   std::vector<std::int64_t> along(order.size());
   std::int64_t local = 0;
   for (std::size_t p = 0; p < order.size(); ++p) local += along[p] = weights[order[p]];
   const auto [offset, total] = comm_.prefix_sum(local);
-  auto cut = sfc::cut(along, offset, total, comm_.size());
-  sfc::keep_families_together(cut, family_starts(leaves, order));
+  // Without shares, the reference's count balance; with them, the dynamic balancer's cut, whose
+  // few leaves per part on a small mesh make rounding to the nearest family worth it.
+  std::vector<int> cut;
+  if (shares.empty()) {
+    cut = sfc::cut(along, offset, total, comm_.size());
+    sfc::keep_families_together(cut, family_starts(leaves, order));
+  } else {
+    cut = sfc::cut(along, offset, sfc::share_bounds(total, shares));
+    sfc::keep_families_nearest(cut, family_starts(leaves, order));
+  }
   std::vector<int> targets(order.size());
   for (std::size_t p = 0; p < order.size(); ++p) targets[order[p]] = cut[p];
   return targets;
@@ -216,9 +225,10 @@ bool MeshRuntime::any_moves(std::span<const int> targets) const {
       std::any_of(targets.begin(), targets.end(), [&](int t) { return t != comm_.rank(); }));
 }
 
-std::int64_t MeshRuntime::rebalance(Domain& domain, std::span<const std::int64_t> weights) {
+std::int64_t MeshRuntime::rebalance(Domain& domain, std::span<const std::int64_t> weights,
+                                    std::span<const double> shares) {
   MINIAMR_TIMED(timers_, kLoadBalance);
-  const std::vector<int> targets = balanced_targets(domain.leaves, weights);
+  const std::vector<int> targets = balanced_targets(domain.leaves, weights, shares);
   // A partition that is already the balanced one keeps its plans.
   if (!any_moves(targets)) return 0;
   const std::int64_t sent = migrate(domain, targets, comm_);
@@ -228,11 +238,13 @@ std::int64_t MeshRuntime::rebalance(Domain& domain, std::span<const std::int64_t
 
 std::int64_t MeshRuntime::rebalance_for_adapt(Domain& domain, const octree::AdaptPlan& plan,
                                               std::span<const std::int64_t> adapted_weights,
-                                              std::vector<std::int8_t>& marks) {
+                                              std::vector<std::int8_t>& marks,
+                                              std::span<const double> shares) {
   MINIAMR_TIMED(timers_, kLoadBalance);
   // The cut that the balance after the adaptation would make of the adapted leaves (made here:
   // merges and splits involve no other rank), carried back to the leaves they come from.
-  const std::vector<int> after = balanced_targets(octree::LeafSet(plan.keys), adapted_weights);
+  const std::vector<int> after =
+      balanced_targets(octree::LeafSet(plan.keys), adapted_weights, shares);
   std::vector<int> targets(domain.leaves.size(), comm_.rank());
   for (std::size_t j = 0; j < plan.keys.size(); ++j) {
     const octree::Origin& o = plan.origin[j];

@@ -65,10 +65,12 @@ class MeshRuntime : public Runtime {
   Timers& timers() override { return timers_; }
   void mesh_changed(const Domain& domain) override;
   octree::MarkMailbox& mailbox() override { return mailbox_; }
-  std::int64_t rebalance(Domain& domain, std::span<const std::int64_t> weights) override;
+  std::int64_t rebalance(Domain& domain, std::span<const std::int64_t> weights,
+                         std::span<const double> shares = {}) override;
   std::int64_t rebalance_for_adapt(Domain& domain, const octree::AdaptPlan& plan,
                                    std::span<const std::int64_t> adapted_weights,
-                                   std::vector<std::int8_t>& marks) override;
+                                   std::vector<std::int8_t>& marks,
+                                   std::span<const double> shares = {}) override;
   std::int64_t gather_families(Domain& domain) override;
   std::vector<octree::Key> initial_roots(const octree::RootGrid& grid) const override;
   CurveView curve_view(const Domain& domain) const override;
@@ -84,9 +86,11 @@ class MeshRuntime : public Runtime {
   // The stage graph of the current mesh, for face-only (edges = false) or edge-reading stencils.
   const StageGraph& graph(const Domain& domain, bool edges);
   // Each of `leaves`' rank in the cut of the curve into equal shares of `weights` (collective),
-  // families that may coarsen kept whole.
+  // families that may coarsen kept whole with their first leaf; or, when `shares` are given,
+  // into shares proportional to them, each family with the rank holding most of it.
   std::vector<int> balanced_targets(const octree::LeafSet& leaves,
-                                    std::span<const std::int64_t> weights) const;
+                                    std::span<const std::int64_t> weights,
+                                    std::span<const double> shares) const;
   // Collective. Whether a target on any rank is not the block's holder.
   bool any_moves(std::span<const int> targets) const;
   // Called at the end of mesh_changed, for the mapper's own plans.

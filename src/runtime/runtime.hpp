@@ -50,17 +50,21 @@ class Runtime {
 
   // Collective. Redistributes the blocks so each rank holds an equal share of the total weight
   // along the curve (families that may coarsen stay together); returns blocks sent from here.
-  virtual std::int64_t rebalance(Domain& domain, std::span<const std::int64_t> weights) = 0;
+  // With `shares` (one per rank, the same on every rank), rank r's share of the weight is
+  // proportional to shares[r] instead (sfc::share_bounds).
+  virtual std::int64_t rebalance(Domain& domain, std::span<const std::int64_t> weights,
+                                 std::span<const double> shares = {}) = 0;
 
   // Collective. The balance of `rebalance` ahead of an adaptation: the cut the balance after
   // `plan` (made from this rank's leaves and `marks`) would make of the adapted leaves, weighted
   // by `adapted_weights` (one per leaf of plan.keys), applied to the leaves they come from.
   // `marks` travel with the blocks; the plans are left for the adaptation to rebuild, so the
   // caller makes the plan again from the new leaves and adapts right after. Returns the blocks
-  // sent from here.
+  // sent from here. `shares` as for rebalance.
   virtual std::int64_t rebalance_for_adapt(Domain& domain, const octree::AdaptPlan& plan,
                                            std::span<const std::int64_t> adapted_weights,
-                                           std::vector<std::int8_t>& marks) = 0;
+                                           std::vector<std::int8_t>& marks,
+                                           std::span<const double> shares = {}) = 0;
 
   // Collective. Moves the leading leaves of a family that starts on an earlier rank to that
   // rank, so every family that may coarsen is whole on one rank before marks are computed.

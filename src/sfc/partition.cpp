@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 
 namespace miniamr::sfc {
 
@@ -46,9 +47,57 @@ std::vector<int> cut(std::span<const std::int64_t> weights, std::int64_t offset,
   return target;
 }
 
+std::vector<std::int64_t> share_bounds(std::int64_t total, std::span<const double> shares) {
+  const std::size_t parts = shares.size();
+  std::vector<std::int64_t> bounds(parts + 1, 0);
+  if (parts == 0) return bounds;
+  bounds.back() = total;
+  const bool equal = std::ranges::all_of(shares, [&](double s) { return s == shares[0]; });
+  double sum = 0;
+  for (const double s : shares) sum += s;
+  if (equal || !(sum > 0)) {
+    // ceil(r * total / parts): the first start that cut() gives to part r.
+    for (std::size_t r = 1; r < parts; ++r)
+      bounds[r] = std::int64_t((i128(r) * total + i128(parts) - 1) / i128(parts));
+    return bounds;
+  }
+  double before = 0;
+  for (std::size_t r = 1; r < parts; ++r) {
+    before += shares[r - 1];
+    const auto b = std::int64_t(std::ceil(double(total) * (before / sum)));
+    bounds[r] = std::clamp(b, bounds[r - 1], total);
+  }
+  return bounds;
+}
+
+std::vector<int> cut(std::span<const std::int64_t> weights, std::int64_t offset,
+                     std::span<const std::int64_t> bounds) {
+  std::vector<int> target(weights.size(), 0);
+  if (bounds.size() < 2 || bounds.back() <= 0) return target;
+  // Part r (r >= 1) starts at bounds[r]; the last part takes everything after its start.
+  const auto first = bounds.begin() + 1, last = bounds.end() - 1;
+  std::int64_t before = offset;
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    target[i] = int(std::upper_bound(first, last, before) - first);
+    before += weights[i];
+  }
+  return target;
+}
+
 void keep_families_together(std::span<int> targets, std::span<const std::size_t> family_start) {
   assert(targets.size() == family_start.size());
   for (std::size_t i = 0; i < targets.size(); ++i) targets[i] = targets[family_start[i]];
+}
+
+void keep_families_nearest(std::span<int> targets, std::span<const std::size_t> family_start) {
+  assert(targets.size() == family_start.size());
+  for (std::size_t first = 0; first < targets.size();) {
+    std::size_t end = first + 1;
+    while (end < targets.size() && family_start[end] == first) ++end;
+    const int t = targets[first + (end - first) / 2];
+    for (std::size_t i = first; i < end; ++i) targets[i] = t;
+    first = end;
+  }
 }
 
 bool needs_balance(std::span<const std::int64_t> loads, int inbalance_percent) {

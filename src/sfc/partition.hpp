@@ -46,11 +46,27 @@ class Partition {
 std::vector<int> cut(std::span<const std::int64_t> weights, std::int64_t offset, std::int64_t total,
                      int parts);
 
+// The boundaries of a cut of a curve of `total` weight into parts proportional to `shares`
+// (one per part): parts + 1 values from 0 to `total`, part r from bounds[r] up to bounds[r + 1].
+// Equal shares give exactly the equal cut of `cut` above; the same shares give the same bounds
+// on every rank.
+std::vector<std::int64_t> share_bounds(std::int64_t total, std::span<const double> shares);
+
+// As `cut`, for parts with the given boundaries (share_bounds): a leaf goes to the part
+// containing the start of its weight.
+std::vector<int> cut(std::span<const std::int64_t> weights, std::int64_t offset,
+                     std::span<const std::int64_t> bounds);
+
 // Moves each target of a family that may later coarsen (the 8 children of one parent, all
 // leaves here, consecutive along the curve) to the target of its first leaf on the curve, so
 // coarsening never needs a migration (p4est's partition for coarsening). `family_start[i]` is
 // the index of the first leaf of i's family when the whole family is here, else i.
 void keep_families_together(std::span<int> targets, std::span<const std::size_t> family_start);
+
+// As keep_families_together, but a family goes to the target of its middle leaf: to the part
+// holding most of it, so that a cut into few leaves per part misses its shares by at most half
+// a family instead of a whole one. Targets stay non-decreasing.
+void keep_families_nearest(std::span<int> targets, std::span<const std::size_t> family_start);
 
 // The reference's imbalance test: max - min over the per-rank loads exceeds one block and,
 // relative to the mean load, `inbalance_percent`.

@@ -1,0 +1,151 @@
+// The dynamic runtime's balancing decision as pure functions (no MPI). Each rank contributes one
+// summary (its work along the curve in model units, its block count, its measured speed and the
+// noise of that measurement), gathered in one collective; from the P summaries every rank works
+// out the same proposal (a cut of the curve with its predicted rank times, migration cost and
+// gain: propose) and the same verdict (accept), and then maps its own blocks to their new owners
+// (owners). As AMReX's makeSFC and makeKnapSack return the efficiency of a distribution and
+// leave the choice to the caller, propose only predicts; accept takes a move only when it gains
+// more than the measured noise of the rank times and more than the migration costs.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "runtime/balance_strategies.hpp"
+#include "runtime/link_model.hpp"
+
+namespace miniamr::runtime::balance {
+
+// One rank's numbers, the same layout on every rank (gathered as bytes).
+struct RankSummary {
+  std::int64_t work = 0;         // model units per stage of its blocks
+  std::int64_t blocks = 0;       // blocks it holds
+  double speed = 0;              // model units per second of compute (0: never measured)
+  double noise = 0;              // relative spread of its measured speeds (0: unknown)
+  double seconds_per_stage = 0;  // measured over its last interval
+  double rebuild_s = 0;          // measured: its last migration's time beyond moving the bytes
+};
+
+// A noise estimate needs this many samples: the median absolute deviation of fewer is too
+// often small by chance. Until then a rank's noise is taken to be kUnknownNoise, whose margin
+// (25%) is above the spread of a busy machine and below a rank twice as slow.
+inline constexpr std::size_t kMinNoiseSamples = 10;
+inline constexpr double kUnknownNoise = 0.125;
+
+// A rank's speeds over its last intervals. Its speed is the median of the last `speed_samples`,
+// its noise the median absolute difference of successive samples among the last
+// `noise_samples` (as a normal sigma) over their median: an interval disturbed by something
+// else on the machine moves neither, a speed that drifts as the mesh changes is not taken for
+// noise, and the noise, a property of the machine, is estimated from a longer window.
+class SpeedWindow {
+ public:
+  explicit SpeedWindow(std::size_t speed_samples = 8, std::size_t noise_samples = 32)
+      : speed_samples_(speed_samples), noise_samples_(std::max(speed_samples, noise_samples)) {}
+  void add(double speed);  // ignored unless > 0 and finite
+  std::size_t size() const { return samples_.size(); }
+  double speed() const;  // 0 while empty
+  double noise() const;  // kUnknownNoise with fewer than kMinNoiseSamples samples
+
+ private:
+  std::size_t speed_samples_, noise_samples_;
+  std::deque<double> samples_;
+};
+
+// How far a measurement must go before it counts: a difference within `margin` of the noise is
+// taken for noise, and one that would undo a change needs kHysteresis times that.
+inline constexpr double kHysteresis = 1.5;
+struct NoiseRule {
+  double factor = 2.0;  // margins are this many noise sigmas...
+  double floor = 0.01;  // ...of at least this relative noise (a timer is not exact either)
+  double margin(double noise) const;
+};
+
+// Every rank's measured speed, a rank never measured taking the mean of the measured ones (1
+// when none is).
+std::vector<double> rank_speeds(std::span<const RankSummary> ranks);
+
+// The relative speeds a cut is made with (median rank 1): each rank's measured speed over the
+// median, kept at a `previous` value other than 1 where it lies within kHysteresis noise
+// margins of it (hysteresis: a cut does not follow the wobble of a measurement), else at 1 where it
+// lies within the margin of the median (equal shares when speeds agree within the noise). A rank's
+// margin is that of its own noise or of the median noise, whichever is larger. Ranks never measured
+// count as the mean of the measured ones. `previous` is empty or one per rank.
+std::vector<double> settled_speeds(std::span<const RankSummary> ranks,
+                                   std::span<const double> previous, const NoiseRule& rule);
+
+// `speeds` as fractions of their sum: the shares of the work a cut gives each rank.
+std::vector<double> shares_of(std::span<const double> speeds);
+
+// What moving blocks costs.
+struct Price {
+  LinkModel link;          // bytes and messages between two ranks
+  double block_bytes = 0;  // one block's data
+};
+
+struct ProposeInput {
+  Strategy strategy = Strategy::kSfc;
+  double max_move = 1.0;           // central
+  std::span<const double> speeds;  // the cut's relative speeds (settled_speeds)
+  double horizon_stages = 1;       // stages the new cut would run before the next re-cut
+  Price price;
+};
+
+struct Proposal {
+  std::vector<std::int64_t> from, to;  // the current and the proposed boundaries (P + 1)
+  std::vector<double> before, after;   // predicted seconds per stage of each rank
+  double imbalance_before = 1, imbalance_after = 1;  // max over mean of before and after
+  double relative_gain = 0;                          // 1 - max(after) / max(before)
+  std::int64_t blocks_moved = 0;                     // estimated, all ranks
+  std::int64_t busiest_blocks = 0;                   // the most blocks one rank sends or receives
+  int messages = 0;             // the most ranks one rank sends to or receives from
+  double migration_cost_s = 0;  // the busiest rank's migration, plus the plans' rebuild
+  double gain_s = 0;            // (max(before) - max(after)) over the horizon
+  double noise = 0;             // the largest noise of a rank
+  bool moves() const { return blocks_moved > 0; }
+};
+
+// Predicted rank times use each rank's measured speed; the cut uses `in.speeds`.
+Proposal propose(std::span<const RankSummary> ranks, const ProposeInput& in);
+
+enum class Verdict {
+  kTake,         // pays beyond the noise
+  kNoMove,       // the proposal moves no block
+  kBalanced,     // imbalance at most the threshold
+  kWithinNoise,  // the gain is within the noise of the measurement
+  kReversal,     // it would move a boundary back across which blocks just moved, for less than
+                 // kHysteresis noise margins
+  kDoesNotPay,   // the gain over the horizon is less than the migration cost
+};
+std::string_view reason(Verdict v);
+
+struct AcceptRule {
+  double threshold =
+      1.0;  // --lb_threshold: imbalance (max over mean) at or below which nothing moves
+  NoiseRule noise;
+};
+
+// Per boundary, the direction (-1, 0, 1) in which blocks last moved across it.
+struct Hysteresis {
+  std::vector<int> direction;
+  void taken(const Proposal& p);
+};
+
+Verdict accept(const Proposal& p, const AcceptRule& rule, const Hysteresis& h);
+
+// This rank's share of the work before its own: the sum of the works of the ranks before `rank`.
+std::int64_t offset_of(std::span<const RankSummary> ranks, int rank);
+
+// The new owner of each of this rank's blocks (in curve order, weights summing to its work,
+// starting at `offset` in work space) under the boundaries `bounds`: the range holding the
+// start of its weight (sfc::cut), families that may coarsen kept whole with the range holding
+// most of them (sfc::keep_families_nearest), as MeshRuntime cuts with shares.
+std::vector<int> owners(std::span<const std::int64_t> weights, std::int64_t offset,
+                        std::span<const std::int64_t> bounds,
+                        std::span<const std::size_t> family_start);
+
+}  // namespace miniamr::runtime::balance

@@ -1,0 +1,136 @@
+// The dynamic runtime's balancer inside the driver on 1..4 ranks: batches of timesteps end where
+// a decision is due (--lb_freq) or a refinement step comes; every refinement step is cut by the
+// ranks' speeds and logged; decisions come between refinement steps only; and none of it
+// changes a bit of the results (the static runtime's digest and checksums).
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app/config.hpp"
+#include "app/simulation.hpp"
+#include "runtime/dynamic_runtime.hpp"
+#include "runtime/mpi.hpp"
+#include "runtime/static_runtime.hpp"
+
+namespace {
+
+using namespace miniamr;
+
+bool everywhere(bool ok) {
+  int flag = ok ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  return flag != 0;
+}
+
+// Twelve timesteps of two stages on a mesh refined around a box, refinement after 5 and 10.
+app::Config deck() {
+  app::Config c;
+  c.nx = c.ny = c.nz = 4;
+  c.num_vars = 2;
+  c.num_refine = 2;
+  c.num_tsteps = 12;
+  c.num_tsteps_given = true;
+  c.stages_per_ts = 2;
+  c.checksum_freq = 1;
+  c.report_perf = 0;
+  c.refine_freq = 5;
+  c.batch_tsteps = 5;
+  c.init_x = 2;
+  app::Object box;
+  box.type = 1;
+  box.center = {0.3, 0.3, 0.3};
+  box.size = {0.2, 0.2, 0.2};
+  box.move = {0.02, 0.0, 0.0};
+  c.objects = {box};
+  return c;
+}
+
+struct Outcome {
+  app::RunStats stats;
+  app::BalanceStats balance;
+};
+
+Outcome run_static(const app::Config& c) {
+  runtime::StaticRuntime rt;
+  app::Simulation sim(c, rt, nullptr);
+  sim.run();
+  return {sim.stats(), {}};
+}
+
+Outcome run_dynamic(const app::Config& c) {
+  runtime::DynamicRuntime rt;
+  app::Simulation sim(c, rt, nullptr);
+  sim.run();
+  return {sim.stats(), sim.balancer()->stats()};
+}
+
+std::vector<nlohmann::json> log_lines(const std::string& path) {
+  std::vector<nlohmann::json> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
+
+TEST(BalanceInTheDriver, BatchesEndAtDecisionsAndResultsStayBitwise) {
+  int P = 1, me = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  app::Config c = deck();
+  const Outcome reference = run_static(c);
+  c.runtime = "dynamic";
+  c.lb_freq = 3;
+  const std::string log = ::testing::TempDir() + "miniamr_balance_driver.jsonl";
+  c.lb_log_path = log;
+  const Outcome d = run_dynamic(c);
+  EXPECT_TRUE(everywhere(d.stats.field_digest == reference.stats.field_digest));
+  EXPECT_TRUE(everywhere(d.stats.final_checksums == reference.stats.final_checksums));
+  EXPECT_EQ(d.stats.stages_done, reference.stats.stages_done);
+  if (P == 1) {
+    // One rank never decides: 1-5, 6-10, 11-12, as the static runtime.
+    EXPECT_EQ(d.stats.stage_batches, reference.stats.stage_batches);
+    EXPECT_EQ(d.stats.stage_batches, 3);
+    EXPECT_EQ(d.balance.decisions_taken + d.balance.decisions_skipped, 0);
+    EXPECT_EQ(d.balance.refinement_cuts, 0);
+    return;
+  }
+  // Decisions due after 3, 6, 9, 12 and refinement after 5 and 10: 1-3, 4-5, 6, 7-9, 10, 11-12.
+  EXPECT_EQ(d.stats.stage_batches, 6);
+  EXPECT_EQ(d.balance.decisions_taken + d.balance.decisions_skipped, 4);
+  // The refinement steps at 0, 5 and 10 are cut by the speeds.
+  EXPECT_EQ(d.balance.refinement_cuts, 3);
+  EXPECT_EQ(d.balance.blocks_migrated_at_refinement, d.stats.blocks_moved_lb);
+  EXPECT_GE(d.balance.blocks_migrated, d.balance.blocks_migrated_at_refinement);
+  ASSERT_EQ(d.balance.final_shares.size(), std::size_t(P));
+  if (me != 0) return;
+  std::vector<int> cuts, decisions;
+  for (const auto& l : log_lines(log)) {
+    if (l.contains("miniamr_lb_log")) continue;
+    (l.at("kind") == "refinement" ? cuts : decisions).push_back(l.at("timestep").get<int>());
+    if (l.at("kind") == "refinement") {
+      EXPECT_EQ(l.at("shares").size(), std::size_t(P));
+    }
+  }
+  EXPECT_EQ(cuts, (std::vector<int>{0, 5, 10}));
+  EXPECT_EQ(decisions, (std::vector<int>{3, 6, 9, 12}));
+  std::remove(log.c_str());
+}
+
+TEST(BalanceInTheDriver, NoneNeitherCutsNorMoves) {
+  app::Config c = deck();
+  c.runtime = "dynamic";
+  c.lb = "none";
+  const Outcome d = run_dynamic(c);
+  EXPECT_EQ(d.balance.refinement_cuts, 0);
+  EXPECT_EQ(d.balance.blocks_migrated, 0);
+  EXPECT_EQ(d.stats.blocks_moved_lb, 0);
+  EXPECT_EQ(d.balance.decisions_taken, 0);
+}
+
+}  // namespace
