@@ -91,7 +91,7 @@ def validate_tool_failures(tmp):
             os.path.join(tmp, "rows.json"), "--out", os.path.join(tmp, "validation.md")]
     failures = []
     r = subprocess.run(args + ["--calibrate"], capture_output=True, text=True, timeout=60)
-    want = "calibrate_compute: " + os.path.join(tmp, "none") + " is not an executable miniamr"
+    want = "calibrate_compute: error: " + os.path.join(tmp, "none") + " is not an executable miniamr"
     if r.returncode == 0 or want not in r.stderr:
         failures.append(f"validate_simulation --calibrate without a miniamr: exit "
                         f"{r.returncode}, stderr {r.stderr.strip()[-300:]!r}; want {want!r}")

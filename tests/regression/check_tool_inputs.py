@@ -83,7 +83,7 @@ def main():
             ([PYTHON, os.path.join(tools, "plot_results.py"), "/dev/zero", "-o", path("p.png")],
              "not a regular file"),
             ([PYTHON, os.path.join(tools, "plot_results.py"), path("other.yaml"), "-o",
-              path("p.png")], "is not a miniamr results.yaml"),
+              path("p.png")], "not a miniamr results file"),
             ([PYTHON, os.path.join(tools, "plot_results.py"), path("other.yaml"), "-o",
               path("a_file")], "the name must end in .png or .svg or .pdf"),
             ([PYTHON, os.path.join(tools, "netbench_plot.py"), path("binary")], "is not text"),

@@ -10,6 +10,7 @@ miniamr never writes.
 import json
 import os
 import re
+import stat
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KEYS_FILE = os.path.join(HERE, "results_keys.txt")
@@ -137,11 +138,27 @@ def parse(text, path="results"):
     return Results(doc, path)
 
 
+# The largest results file read: one of a 100,000-rank run with its per-rank records.
+LOAD_LIMIT = 1 << 30
+
+
 def load(path):
-    """The results file at `path`; ResultsError when it cannot be read or is not miniamr's."""
+    """The results file at `path`; ResultsError when it cannot be read or is not miniamr's: not a
+    regular file (a FIFO is refused without waiting), over LOAD_LIMIT, not UTF-8 text."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as e:
         raise ResultsError(f"cannot read {path}: {e.strerror or e}") from e
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ResultsError(f"cannot read {path}: not a regular file")
+        data = f.read(LOAD_LIMIT + 1)
+    if len(data) > LOAD_LIMIT:
+        raise ResultsError(f"cannot read {path}: larger than {LOAD_LIMIT >> 20} MiB")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ResultsError(f"{path} is not text: byte {e.start} is not UTF-8") from None
+    if "\0" in text:
+        raise ResultsError(f"{path} is not text: it holds a NUL byte")
     return parse(text, path)
