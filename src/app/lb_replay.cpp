@@ -146,7 +146,7 @@ ReplayLog parse_replay_log(std::string_view text, const std::string& path, const
       header = true;
       continue;
     }
-    const std::int64_t ts = integer(j, "timestep", 1, std::numeric_limits<int>::max(), at);
+    const std::int64_t ts = integer(j, "timestep", 0, std::numeric_limits<int>::max(), at);
     if (previous && ts <= *previous)
       at.fail(fmt::format("timestep {} after timestep {}: the timesteps of a log increase", ts,
                           *previous));

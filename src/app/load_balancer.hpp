@@ -114,7 +114,7 @@ class LoadBalancer {
   runtime::balance::AcceptRule rule_;
   BalanceStats stats_;
   ReplayLog replay_;  // --lb_replay: cuts and moves by timestep
-  std::string log_;  // rank 0: --lb_log lines, written at finish()
+  std::string log_;   // rank 0: --lb_log lines, written at finish()
 
   // This rank's measurements.
   runtime::balance::SpeedWindow window_;

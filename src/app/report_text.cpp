@@ -69,10 +69,9 @@ std::string balance_outcome(const Report& r) {
         "Load balance: {} strategy, refinement cuts {}, decisions taken {} and skipped {}, "
         "blocks migrated {} ({} at refinement, {:.1f} MiB), final work shares {:.3f}, final "
         "imbalance {:.3f}; {}; {}",
-        r.config.lb, b.refinement_cuts, b.decisions_taken, b.decisions_skipped,
-        b.blocks_migrated, b.blocks_migrated_at_refinement,
-        double(b.bytes_migrated) / (1024.0 * 1024.0), fmt::join(b.final_shares, " "),
-        b.final_imbalance, gathered, time);
+        r.config.lb, b.refinement_cuts, b.decisions_taken, b.decisions_skipped, b.blocks_migrated,
+        b.blocks_migrated_at_refinement, double(b.bytes_migrated) / (1024.0 * 1024.0),
+        fmt::join(b.final_shares, " "), b.final_imbalance, gathered, time);
   }
   return fmt::format(
       "Load balance: curve cuts moved {} blocks (re-cuts after a refinement step: {}); {}; {}",

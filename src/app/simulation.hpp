@@ -137,7 +137,7 @@ class Simulation {
   RunStats stats_;
   std::unique_ptr<LoadBalancer> balancer_;
   std::optional<std::vector<double>> cut_shares_;  // of the refinement step under way
-  std::unique_ptr<FieldPlot> field_plot_;  // with --plot_format xdmf or vtkhdf
+  std::unique_ptr<FieldPlot> field_plot_;          // with --plot_format xdmf or vtkhdf
 };
 
 }  // namespace miniamr::app

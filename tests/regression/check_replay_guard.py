@@ -21,7 +21,7 @@ from mpi_env import failure_problems, result_differences, run_bounded, script_ar
 M = 1 << 20  # a level-0 block's side in key coordinates
 OPTIONS = ["--runtime", "dynamic", "--nx", "4", "--ny", "4", "--nz", "4", "--num_vars", "1",
            "--num_refine", "1", "--init_x", "8", "--num_tsteps", "4", "--stages_per_ts", "2",
-           "--checksum_freq", "1", "--quiet"]
+           "--checksum_freq", "1", "--lb_freq", "1", "--quiet"]
 
 
 def block(x, level=0):
@@ -49,7 +49,7 @@ CASES = [
      "rank 1 does not hold its first block"),
     ("self", log((2, [move(1, 1, block(4), block(5), 2)])), 2, "line 2: a move from rank 1 to itself"),
     ("negative", log((-1, [move(0, 1, block(3), block(3), 1)])), 2,
-     "line 2: \"timestep\" is -1, outside 1 to"),
+     "line 2: \"timestep\" is -1, outside 0 to"),
     ("repeated", log((2, [move(0, 1, block(3), block(3), 1)]), (2, [])), 2,
      "line 3: timestep 2 after timestep 2: the timesteps of a log increase"),
     ("level25", log((2, [move(0, 1, block(3, level=25), block(3), 1)])), 2,
@@ -66,6 +66,10 @@ CASES = [
     ("overlap", log((2, [move(0, 1, block(2), block(3), 2), move(0, 1, block(3), block(3), 1)])),
      1, "it overlaps another move of that timestep"),
     ("ranks", log((2, []), ranks=3), 2, "was logged on 3 ranks, this run has 2"),
+    ("cut_ranks", log() + json.dumps({"timestep": 0, "kind": "refinement", "shares": [1]}) + "\n",
+     2, "line 2: a refinement cut needs \"shares\": a list of 2 numbers"),
+    ("cut_share", log() + json.dumps({"timestep": 0, "kind": "refinement", "shares": [1, -1]})
+     + "\n", 2, "line 2: a cut's shares must be positive numbers"),
     ("nested", '{"miniamr_lb_log": 1, "ranks": 2}\n' + "[" * 100000 + "\n", 2,
      "nested too deep"),
     ("binary", '{"miniamr_lb_log": 1, "ranks": 2}\n\x00\xff\x1b[31m\n', 2, "line 2: not JSON"),
