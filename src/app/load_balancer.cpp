@@ -148,7 +148,7 @@ std::optional<std::vector<double>> LoadBalancer::refinement_shares(int ts) {
     cut_shares_ =
         it != replay_.shares.end() ? it->second : std::vector<double>(std::size_t(P), 1.0);
   } else {
-    speeds_ = balance::settled_speeds(cut_ranks_, speeds_, rule_.noise);
+    speeds_ = balance::settled_speeds(cut_ranks_, speeds_, rule_.noise, rule_.threshold);
     cut_shares_ = balance::shares_of(speeds_);
   }
   return cut_shares_;
@@ -223,7 +223,8 @@ LoadBalancer::Outcome LoadBalancer::judged(std::span<const balance::RankSummary>
                                            const runtime::Runtime::CurveView& view,
                                            double horizon_stages) {
   const int me = rt_.comm().rank();
-  const std::vector<double> speeds = balance::settled_speeds(ranks, speeds_, rule_.noise);
+  const std::vector<double> speeds =
+      balance::settled_speeds(ranks, speeds_, rule_.noise, rule_.threshold);
   const balance::Price price{link_, double(runtime::migrated_block_bytes(config_.block_shape()))};
   balance::Proposal p =
       balance::propose(ranks, {strategy_, config_.lb_max_move, speeds, horizon_stages, price});

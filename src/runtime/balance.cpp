@@ -117,7 +117,8 @@ double NoiseRule::margin(double noise) const {
 }
 
 std::vector<double> settled_speeds(std::span<const RankSummary> ranks,
-                                   std::span<const double> previous, const NoiseRule& rule) {
+                                   std::span<const double> previous, const NoiseRule& rule,
+                                   double held_imbalance) {
   std::vector<double> s = rank_speeds(ranks);
   const double mid = median(s);
   // A speed relative to the median is as uncertain as the rank's own measurement or the
@@ -125,7 +126,18 @@ std::vector<double> settled_speeds(std::span<const RankSummary> ranks,
   std::vector<double> noise(ranks.size());
   for (std::size_t r = 0; r < ranks.size(); ++r) noise[r] = noise_of(ranks[r]);
   const double typical = median(noise);
-  const bool have_previous = previous.size() == ranks.size();
+  // The measured outcome of the shares held: a noise estimate that takes a drift of the mesh
+  // for noise must not keep shares under which the ranks are measurably apart.
+  double slowest = 0, sum = 0;
+  bool measured = true;
+  for (const RankSummary& r : ranks) {
+    measured = measured && r.seconds_per_stage > 0;
+    slowest = std::max(slowest, r.seconds_per_stage);
+    sum += r.seconds_per_stage;
+  }
+  const bool held_apart = held_imbalance > 0 && measured && !ranks.empty() &&
+                          slowest * double(ranks.size()) > held_imbalance * sum;
+  const bool have_previous = previous.size() == ranks.size() && !held_apart;
   for (std::size_t r = 0; r < s.size(); ++r) {
     const double rel = s[r] / mid;
     const double margin = rule.margin(std::max(noise[r], typical));

@@ -74,9 +74,13 @@ std::vector<double> rank_speeds(std::span<const RankSummary> ranks);
 // margins of it (hysteresis: a cut does not follow the wobble of a measurement), else at 1 where it
 // lies within the margin of the median (equal shares when speeds agree within the noise). A rank's
 // margin is that of its own noise or of the median noise, whichever is larger. Ranks never measured
-// count as the mean of the measured ones. `previous` is empty or one per rank.
+// count as the mean of the measured ones. `previous` is empty or one per rank. Hysteresis holds
+// only while the shares it keeps are seen to work: when the ranks' measured seconds per stage
+// under them are more than `held_imbalance` apart (max over mean; 0: never), the speeds are
+// taken afresh.
 std::vector<double> settled_speeds(std::span<const RankSummary> ranks,
-                                   std::span<const double> previous, const NoiseRule& rule);
+                                   std::span<const double> previous, const NoiseRule& rule,
+                                   double held_imbalance = 0);
 
 // `speeds` as fractions of their sum: the shares of the work a cut gives each rank.
 std::vector<double> shares_of(std::span<const double> speeds);

@@ -2,7 +2,9 @@
 
 #include <array>
 #include <cassert>
+#include <chrono>
 
+#include "runtime/clock.hpp"
 #include "runtime/trace.hpp"
 
 namespace miniamr::runtime {
@@ -35,13 +37,13 @@ void HaloExchange::begin(MPI_Comm comm, const StageGraph& graph, const Schedule&
   const std::size_t S = graph.sends.size(), R = graph.recvs.size();
   const std::size_t lanes = stages * groups_;
   // Persistent between chunks and batches: new storage only when the counts change.
-  if (S * groups_ * kParities != send_req_.size()) {
-    send_ = std::make_unique<Slot[]>(S * groups_ * kParities);
-    send_req_.assign(S * groups_ * kParities, MPI_REQUEST_NULL);
+  if (S * groups_ * kSlots != send_req_.size()) {
+    send_ = std::make_unique<Slot[]>(S * groups_ * kSlots);
+    send_req_.assign(S * groups_ * kSlots, MPI_REQUEST_NULL);
   }
-  if (R * groups_ * kParities != recv_req_.size()) {
-    recv_ = std::make_unique<Slot[]>(R * groups_ * kParities);
-    recv_req_.assign(R * groups_ * kParities, MPI_REQUEST_NULL);
+  if (R * groups_ * kSlots != recv_req_.size()) {
+    recv_ = std::make_unique<Slot[]>(R * groups_ * kSlots);
+    recv_req_.assign(R * groups_ * kSlots, MPI_REQUEST_NULL);
   }
   done_.resize(std::max(send_req_.size(), recv_req_.size()));
   if (lanes * R > arrived_size_) {
@@ -61,8 +63,8 @@ void HaloExchange::begin(MPI_Comm comm, const StageGraph& graph, const Schedule&
                                                                         std::memory_order_relaxed);
   for (std::size_t m = 0; m < S; ++m)
     for (std::size_t g = 0; g < groups_; ++g)
-      for (std::size_t p = 0; p < kParities; ++p) {
-        Slot& s = send_[(m * groups_ + g) * kParities + p];
+      for (std::size_t p = 0; p < kSlots; ++p) {
+        Slot& s = send_[(m * groups_ + g) * kSlots + p];
         s.data.resize(
             graph.sends[m].size(group_vars_[g].count()));  // the real size, even when modelled
         s.left.store(int(schedule.producers[m]), std::memory_order_relaxed);
@@ -72,8 +74,8 @@ void HaloExchange::begin(MPI_Comm comm, const StageGraph& graph, const Schedule&
     const std::lock_guard lock(token_);
     for (std::size_t m = 0; m < R; ++m)
       for (std::size_t g = 0; g < groups_; ++g)
-        for (std::size_t p = 0; p < std::min(kParities, stages); ++p) {
-          const std::size_t r = (m * groups_ + g) * kParities + p;
+        for (std::size_t p = 0; p < std::min(kSlots, stages); ++p) {
+          const std::size_t r = (m * groups_ + g) * kSlots + p;
           recv_[r].data.resize(graph.recvs[m].size(group_vars_[g].count()));
           recv_[r].stage = p;
           post_receive(r);
@@ -82,7 +84,7 @@ void HaloExchange::begin(MPI_Comm comm, const StageGraph& graph, const Schedule&
 }
 
 void HaloExchange::post_receive(std::size_t r) {
-  const std::size_t m = r / (groups_ * kParities), group = (r / kParities) % groups_;
+  const std::size_t m = r / (groups_ * kSlots), group = (r / kSlots) % groups_;
   const MessageLayout& msg = graph_->recvs[m];
   Slot& s = recv_[r];
   s.left.store(int(schedule_->consumers[m]), std::memory_order_relaxed);
@@ -92,7 +94,7 @@ void HaloExchange::post_receive(std::size_t r) {
 }
 
 void HaloExchange::post_send(std::size_t s) {
-  const std::size_t m = s / (groups_ * kParities), group = (s / kParities) % groups_;
+  const std::size_t m = s / (groups_ * kSlots), group = (s / kSlots) % groups_;
   const MessageLayout& msg = graph_->sends[m];
   std::vector<double>& data = send_[s].data;
   const double t0 = trace_ != nullptr ? trace_->now_us() : 0.0;
@@ -109,7 +111,7 @@ void HaloExchange::post_send(std::size_t s) {
 void HaloExchange::trace_message(const char* name, std::size_t slot, const MessageLayout& msg,
                                  double t0) const {
   if (trace_ == nullptr) return;
-  const std::size_t group = (slot / kParities) % groups_;
+  const std::size_t group = (slot / kSlots) % groups_;
   const double now = trace_->now_us();
   const auto bytes = std::int64_t(msg.size(group_vars_[group].count()) * sizeof(double));
   trace_->record({name,
@@ -144,14 +146,16 @@ bool HaloExchange::post_queued() {
   return !sends.empty() || !recvs.empty();
 }
 
-void HaloExchange::claim_send(std::size_t lane, std::size_t m, int worker) {
+double HaloExchange::claim_send(std::size_t lane, std::size_t m, int worker) {
   const std::size_t s = index(lane, m);
-  if (!send_[s].in_flight.load(std::memory_order_acquire)) return;
+  if (!send_[s].in_flight.load(std::memory_order_acquire)) return 0;
+  const auto t0 = Clock::now();
   const std::lock_guard lock(token_);
   worker_ = worker;
   post_queued();  // it may be queued still
   MPI_Wait(&send_req_[s], MPI_STATUS_IGNORE);
   send_[s].in_flight.store(false, std::memory_order_release);
+  return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
 void HaloExchange::packed(std::size_t lane, std::size_t m) {
@@ -167,8 +171,8 @@ void HaloExchange::consumed(std::size_t lane, std::size_t m) {
   const std::size_t r = index(lane, m);
   if (recv_[r].left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   const std::size_t stage = lane / groups_;
-  if (stage + kParities >= stages_) return;
-  recv_[r].stage = stage + kParities;
+  if (stage + kSlots >= stages_) return;
+  recv_[r].stage = stage + kSlots;
   queue(recv_queue_, r);
 }
 

@@ -1,9 +1,12 @@
 // The messages of a chunk of a batch, as both mappers exchange them (split phase, as p4est's
 // ghost exchange: begin, progress, finish). A lane is one stage of the batch for one variable
 // group of the chunk, lane = stage * groups + group; each lane has one message per peer and
-// axis group (StageGraph::sends, ::recvs). Buffers are persistent, two per message and variable
-// group (by stage parity), and so are the requests; receives are posted two stages ahead, the
-// next one as soon as the last unit step reading a buffer is done with it. One tag per axis
+// axis group (StageGraph::sends, ::recvs). Buffers are persistent, kSlots per message and
+// variable group (by stage modulo kSlots), and so are the requests; receives are posted kSlots
+// stages ahead, the next one as soon as the last unit step reading a buffer is done with it.
+// Three slots, not two: a sender may run a stage ahead of a receiver that has not yet taken the
+// message of two stages before (a slower rank drives MPI only between its steps) without
+// waiting for that message to leave. One tag per axis
 // group and variable group: messages between two ranks on one tag arrive in the order they
 // were sent, and receives are posted in stage order, so stage s's message finds stage s's buffer.
 //
@@ -32,7 +35,7 @@ class Trace;
 class HaloExchange {
  public:
   // Lanes of `stages` stages and the variable groups `groups`. Posts the receives of the first
-  // two stages. Every rank begins the same chunk together. Sends and arrivals go to `trace`.
+  // kSlots stages. Every rank begins the same chunk together. Sends and arrivals go to `trace`.
   void begin(MPI_Comm comm, const StageGraph& graph, const Schedule& schedule, std::size_t stages,
              std::span<const stencil::VarRange> groups, bool blocking_send, Trace* trace);
 
@@ -41,13 +44,14 @@ class HaloExchange {
   std::span<const double> recv_data(std::size_t lane, std::size_t m) {
     return slot(recv_, lane, m);
   }
-  // Before a unit step packs into send message m of `lane`: the buffer's message of two stages
-  // before has left (waits for it, under the token, when it has not).
-  void claim_send(std::size_t lane, std::size_t m, int worker);
+  // Before a unit step packs into send message m of `lane`: the buffer's message of kSlots
+  // stages before has left (waits for it, under the token, when it has not). Returns the
+  // seconds it waited.
+  double claim_send(std::size_t lane, std::size_t m, int worker);
   // A unit step has packed its faces into send message m of `lane` (the last one queues it).
   void packed(std::size_t lane, std::size_t m);
   // A unit step is done reading receive m of `lane` (the last one queues the buffer's receive
-  // for two stages on).
+  // for kSlots stages on).
   void consumed(std::size_t lane, std::size_t m);
   // Whether receive m of `lane` has arrived.
   bool arrived(std::size_t lane, std::size_t m) const {
@@ -81,14 +85,14 @@ class HaloExchange {
     // Sends: queued or posted and not known to have left (the buffer must not be written).
     std::atomic<bool> in_flight{false};
   };
-  static constexpr std::size_t kParities = 2;
+  static constexpr std::size_t kSlots = 3;
   std::span<double> slot(std::unique_ptr<Slot[]>& slots, std::size_t lane, std::size_t m) {
     return slots[index(lane, m)].data;
   }
-  // (message, variable group, stage parity) of a lane.
+  // (message, variable group, stage modulo kSlots) of a lane.
   std::size_t index(std::size_t lane, std::size_t m) const {
     const std::size_t stage = lane / groups_, group = lane % groups_;
-    return (m * groups_ + group) * kParities + stage % kParities;
+    return (m * groups_ + group) * kSlots + stage % kSlots;
   }
   int tag(int axis_group, std::size_t var_group) const;
   void post_receive(std::size_t r);  // slot r, for its stage
@@ -149,7 +153,7 @@ void HaloExchange::handle_arrivals(int n, Arrived& arrived) {
   const std::size_t M = graph_->recvs.size();
   for (int i = 0; i < n; ++i) {
     const auto r = std::size_t(done_[std::size_t(i)]);
-    const std::size_t m = r / (groups_ * kParities), group = (r / kParities) % groups_;
+    const std::size_t m = r / (groups_ * kSlots), group = (r / kSlots) % groups_;
     const std::size_t lane = recv_[r].stage * groups_ + group;
     trace_message("recv", r, graph_->recvs[m], -1.0);
     pending_receives_.fetch_sub(1, std::memory_order_relaxed);

@@ -263,18 +263,21 @@ void ChunkRun::run_step(std::size_t lane, std::size_t unit, int step, int worker
     return x_.graph.sends[m].group == 0 ? lanes_.next(lane) : lane;
   };
   const bool packs = !sweep || stage + 1 < lanes_.stages;
+  // Waiting for a message buffer to be free again is waiting, not work (nor slowed down).
+  double waited = 0;
   if (packs)
-    for (const std::uint32_t m : s_.produces[node]) halo_.claim_send(target(m), m, worker);
+    for (const std::uint32_t m : s_.produces[node])
+      waited += halo_.claim_send(target(m), m, worker);
   if (compact_)
     step_with(*compact_, lane, unit, step, worker);
   else
     step_with(padded_, lane, unit, step, worker);
-  double dt = std::chrono::duration<double>(Clock::now() - t0).count();
+  double dt = std::chrono::duration<double>(Clock::now() - t0).count() - waited;
   if (x_.slowdown.active()) {
     const std::uint64_t id = (std::uint64_t(x_.stages[stage].calc_stage) << 32) ^
                              (std::uint64_t(lanes_.vars(lane).v0) << 24) ^ node;
     x_.slowdown.after(dt, id);
-    dt = std::chrono::duration<double>(Clock::now() - t0).count();
+    dt = std::chrono::duration<double>(Clock::now() - t0).count() - waited;
   }
   note_done(unit, dt, worker);
   if (packs)

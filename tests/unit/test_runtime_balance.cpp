@@ -92,6 +92,15 @@ TEST(SettledSpeeds, EqualWithinTheNoiseProportionalBeyondIt) {
   // A rank never measured counts as the mean of the measured ones.
   r = {rank(10, 1, 100), rank(10, 1, 0), rank(10, 1, 100)};
   EXPECT_EQ(settled_speeds(r, {}, rule), (std::vector<double>{1.0, 1.0, 1.0}));
+  // Held speeds are taken afresh once the ranks' measured stage times under them are more than
+  // the threshold apart, although the speeds lie within the hysteresis band.
+  r = {rank(10, 1, 203), rank(10, 1, 99)};
+  r[0].seconds_per_stage = 1.0;
+  r[1].seconds_per_stage = 1.1;
+  EXPECT_EQ(settled_speeds(r, s, rule, 1.10), s);  // the slower 5% over the mean: held
+  r[1].seconds_per_stage = 1.5;                    // 20% over the mean
+  const auto fresh = settled_speeds(r, s, rule, 1.10);
+  EXPECT_NEAR(fresh[0] / fresh[1], 203.0 / 99.0, 1e-12);
   // One noisy rank makes the other's difference uncertain too (the typical noise counts).
   r = {rank(10, 1, 140, 0.5), rank(10, 1, 100, 0.01)};
   EXPECT_EQ(settled_speeds(r, {}, rule), (std::vector<double>{1.0, 1.0}));
