@@ -56,10 +56,15 @@ int MeshRuntime::chunk_vars(const Domain& domain, const StageWork& first) const 
   // have no cache to keep a chunk in, and would only multiply the simulated messages.
   if (first.stencil == 0 || kernels_.modelled()) return nv;
   if (options_.chunk_vars > 0) return std::min(nv, options_.chunk_vars);
+  // The rank's threads share its blocks, and each brings its core's cache: a chunk of
+  // kCacheChunkBytes per thread keeps a thread's part of it in its cache as a rank's would be,
+  // and gives each thread as much work between two of the team's synchronisations.
+  // Every rank must choose the same chunks (they shape the messages): the fullest rank's bytes
+  // per variable and the fewest threads (-max of -threads), in one reduction each.
   const std::int64_t per_var =
       comm_.max(std::int64_t(domain.blocks.size() * domain.shape.var_stride() * sizeof(double)));
-  return int(
-      std::clamp<std::int64_t>(kCacheChunkBytes / std::max<std::int64_t>(per_var, 1), 1, nv));
+  const std::int64_t budget = kCacheChunkBytes * -comm_.max(-std::int64_t(std::max(threads(), 1)));
+  return int(std::clamp<std::int64_t>(budget / std::max<std::int64_t>(per_var, 1), 1, nv));
 }
 
 const StageGraph& MeshRuntime::graph(const Domain& domain, bool edges) {

@@ -34,7 +34,8 @@ struct RuntimeOptions {
   // a new short memory stream per variable; a few contiguous variables per pass let the
   // hardware prefetcher run (4 to 16 measured 25-35% faster than 1 on 8^3 blocks, 40 variables).
   int sweep_vars = 4;
-  // Variables kept together for the cache (0: as many as fit kCacheChunkBytes on the fullest rank).
+  // Variables kept together for the cache (0: as many as fit kCacheChunkBytes per thread on the
+  // fullest rank).
   // The static runtime takes each chunk through every stage of a batch before the next
   // (num_vars: stage by stage, the reference's order); the dynamic one gives each chunk a task
   // graph of its own, which can run stages ahead of the others. A variable's stages run in the
