@@ -236,17 +236,42 @@ inline std::vector<int> targets_from_bounds(const std::vector<Key>& keys,
   return t;
 }
 
-// Targets of the curve cut into `parts` ranges of equal weight (weights indexed like keys).
+// Targets of the curve cut into `parts` ranges of equal weight (weights indexed like keys), or
+// into ranges of the given `shares` of the weight (one per part) when there are any.
 inline std::vector<int> cut_whole(const std::vector<Key>& keys, const sfc::CurveSpace& space,
-                                  std::span<const std::int64_t> weights, int parts) {
+                                  std::span<const std::int64_t> weights, int parts,
+                                  std::span<const double> shares = {}) {
   const auto order = along_curve(keys, space);
   std::vector<std::int64_t> along(order.size());
   for (std::size_t p = 0; p < order.size(); ++p) along[p] = weights[order[p]];
   const std::int64_t total = std::accumulate(along.begin(), along.end(), std::int64_t{0});
-  const auto cut = sfc::cut(along, 0, total, parts);
+  const auto cut = shares.empty() ? sfc::cut(along, 0, total, parts)
+                                  : sfc::cut(along, 0, sfc::share_bounds(total, shares));
   std::vector<int> t(keys.size());
   for (std::size_t p = 0; p < order.size(); ++p) t[order[p]] = cut[p];
   return t;
+}
+
+// The rebalance's rule for families: every complete family of `keys` that is whole on one rank
+// under `before` goes, whole, where its `member`-th leaf along the curve (0..7) goes under
+// `expected`.
+inline void keep_families_whole(const std::vector<Key>& keys, const sfc::CurveSpace& space,
+                                std::span<const int> before, std::vector<int>& expected,
+                                std::size_t member) {
+  const auto order = along_curve(keys, space);
+  std::vector<std::size_t> position(keys.size());
+  for (std::size_t p = 0; p < order.size(); ++p) position[order[p]] = p;
+  for (const Key& first : complete_families(keys)) {
+    std::vector<std::size_t> members;
+    for (int o = 0; o < 8; ++o) members.push_back(index_of(keys, octree::sibling(first, o)));
+    if (!std::ranges::all_of(members,
+                             [&](std::size_t i) { return before[i] == before[members[0]]; }))
+      continue;
+    std::ranges::sort(members,
+                      [&](std::size_t a, std::size_t b) { return position[a] < position[b]; });
+    const int target = expected[members[member]];
+    for (const std::size_t i : members) expected[i] = target;
+  }
 }
 
 // Targets of the Morton curve cut into one range of equal leaf count per rank.

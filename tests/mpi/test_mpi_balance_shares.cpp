@@ -28,28 +28,8 @@ TEST(RebalanceWithShares, MatchesTheWholeCurveCutIntoTheShares) {
       // The oracle: the whole curve cut at the shares' bounds, then every complete family that
       // was on one rank sent where its fifth leaf along the curve (its middle) goes.
       const auto weights = random_weights(keys.size(), 10, 1700 + seed);
-      const auto order = along_curve(keys, space);
-      std::vector<std::int64_t> along(order.size());
-      for (std::size_t p = 0; p < order.size(); ++p) along[p] = weights[order[p]];
-      const std::int64_t total = std::accumulate(along.begin(), along.end(), std::int64_t{0});
-      const auto cut = sfc::cut(along, 0, sfc::share_bounds(total, shares));
-      std::vector<int> expected(keys.size());
-      std::vector<std::size_t> position(keys.size());
-      for (std::size_t p = 0; p < order.size(); ++p) {
-        expected[order[p]] = cut[p];
-        position[order[p]] = p;
-      }
-      for (const Key& first : complete_families(keys)) {
-        std::vector<std::size_t> members;
-        for (int o = 0; o < 8; ++o) members.push_back(index_of(keys, octree::sibling(first, o)));
-        if (!std::ranges::all_of(members,
-                                 [&](std::size_t i) { return before[i] == before[members[0]]; }))
-          continue;
-        std::ranges::sort(members,
-                          [&](std::size_t a, std::size_t b) { return position[a] < position[b]; });
-        const int middle = expected[members[4]];
-        for (const std::size_t i : members) expected[i] = middle;
-      }
+      auto expected = cut_whole(keys, space, weights, P, shares);
+      keep_families_whole(keys, space, before, expected, 4);
 
       std::vector<std::int64_t> local_weights;
       for (const Key& k : d.leaves.keys()) local_weights.push_back(weights[index_of(keys, k)]);

@@ -368,19 +368,7 @@ TEST(Rebalance, MatchesTheGlobalCutWithFamiliesKeptTogether) {
       // one rank sent where its first leaf along the curve goes.
       const auto weights = random_weights(keys.size(), 10, 700 + seed);
       auto expected = cut_whole(keys, space, weights, P);
-      const auto order = along_curve(keys, space);
-      std::vector<std::size_t> position(keys.size());
-      for (std::size_t p = 0; p < order.size(); ++p) position[order[p]] = p;
-      for (const Key& first : complete_families(keys)) {
-        std::vector<std::size_t> members;
-        for (int o = 0; o < 8; ++o) members.push_back(index_of(keys, octree::sibling(first, o)));
-        if (!std::ranges::all_of(members,
-                                 [&](std::size_t i) { return before[i] == before[members[0]]; }))
-          continue;
-        const std::size_t lead = *std::ranges::min_element(
-            members, [&](std::size_t a, std::size_t b) { return position[a] < position[b]; });
-        for (const std::size_t i : members) expected[i] = expected[lead];
-      }
+      keep_families_whole(keys, space, before, expected, 0);
 
       std::vector<std::int64_t> local_weights;
       std::int64_t leaving = 0;

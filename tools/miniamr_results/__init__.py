@@ -142,23 +142,35 @@ def parse(text, path="results"):
 LOAD_LIMIT = 1 << 30
 
 
-def load(path):
-    """The results file at `path`; ResultsError when it cannot be read or is not miniamr's: not a
-    regular file (a FIFO is refused without waiting), over LOAD_LIMIT, not UTF-8 text."""
+def read_text(path, what, limit):
+    """The text of `path` (a `what`: "results file", "deck"), or ResultsError naming the problem:
+    missing, not a regular file (a FIFO is refused without waiting), larger than `limit` bytes,
+    not UTF-8 text or holding NUL bytes."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as e:
-        raise ResultsError(f"cannot read {path}: {e.strerror or e}") from e
+        raise ResultsError(f"cannot read {what} {path}: {e.strerror or e}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a folder" if stat.S_ISDIR(mode) else \
+            "not a regular file (a pipe, device or socket)"
+        raise ResultsError(f"cannot read {what} {path}: it is {kind}")
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ResultsError(f"cannot read {path}: not a regular file")
-        data = f.read(LOAD_LIMIT + 1)
-    if len(data) > LOAD_LIMIT:
-        raise ResultsError(f"cannot read {path}: larger than {LOAD_LIMIT >> 20} MiB")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise ResultsError(f"cannot read {what} {path}: larger than {limit >> 20} MiB, the limit "
+                           f"for a {what}")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ResultsError(f"{path} is not text: byte {e.start} is not UTF-8") from None
+        raise ResultsError(f"{what} {path} is not text: byte {e.start} is not UTF-8") from None
     if "\0" in text:
-        raise ResultsError(f"{path} is not text: it holds a NUL byte")
-    return parse(text, path)
+        raise ResultsError(f"{what} {path} is not text: it holds a NUL byte")
+    return text
+
+
+def load(path):
+    """The results file at `path`; ResultsError when it cannot be read (read_text) or is not
+    miniamr's."""
+    return parse(read_text(path, "results file", LOAD_LIMIT), path)

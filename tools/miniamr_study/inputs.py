@@ -3,8 +3,9 @@ bounded size, a file or folder to write must be somewhere writable and not somet
 (a folder where a file is meant, a file where a folder is), and bad input of any kind ends the
 tool with one message and exit status 2, never a traceback."""
 import os
-import stat
 import sys
+
+import miniamr_results
 
 from . import UsageError
 
@@ -17,27 +18,9 @@ def read_text(path, what, limit=TEXT_LIMIT):
     missing, not a regular file (a FIFO is refused without waiting), too large, not UTF-8
     text or holding NUL bytes."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as e:
-        raise UsageError(f"cannot read {what} {path}: {e.strerror}") from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        kind = "a folder" if stat.S_ISDIR(mode) else \
-            "not a regular file (a pipe, device or socket)"
-        raise UsageError(f"cannot read {what} {path}: it is {kind}")
-    with os.fdopen(fd, "rb") as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise UsageError(f"cannot read {what} {path}: larger than {limit >> 20} MiB, the limit "
-                         f"for a {what}")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise UsageError(f"{what} {path} is not text: byte {e.start} is not UTF-8") from None
-    if "\0" in text:
-        raise UsageError(f"{what} {path} is not text: it holds a NUL byte")
-    return text
+        return miniamr_results.read_text(path, what, limit)
+    except miniamr_results.ResultsError as e:
+        raise UsageError(str(e)) from None
 
 
 def _writable_folder(folder):
