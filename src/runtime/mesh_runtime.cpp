@@ -1,6 +1,7 @@
 #include "runtime/mesh_runtime.hpp"
 
 #include <algorithm>
+#include <array>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -60,10 +61,12 @@ int MeshRuntime::chunk_vars(const Domain& domain, const StageWork& first) const 
   // kCacheChunkBytes per thread keeps a thread's part of it in its cache as a rank's would be,
   // and gives each thread as much work between two of the team's synchronisations.
   // Every rank must choose the same chunks (they shape the messages): the fullest rank's bytes
-  // per variable and the fewest threads (-max of -threads), in one reduction each.
-  const std::int64_t per_var =
-      comm_.max(std::int64_t(domain.blocks.size() * domain.shape.var_stride() * sizeof(double)));
-  const std::int64_t budget = kCacheChunkBytes * -comm_.max(-std::int64_t(std::max(threads(), 1)));
+  // per variable and the fewest threads, in one reduction (the maximum of minus the threads).
+  std::array<std::int64_t, 2> most{
+      std::int64_t(domain.blocks.size() * domain.shape.var_stride() * sizeof(double)),
+      -std::int64_t(std::max(threads(), 1))};
+  MPI_Allreduce(MPI_IN_PLACE, most.data(), 2, MPI_INT64_T, MPI_MAX, comm_.get());
+  const std::int64_t per_var = most[0], budget = kCacheChunkBytes * -most[1];
   return int(std::clamp<std::int64_t>(budget / std::max<std::int64_t>(per_var, 1), 1, nv));
 }
 

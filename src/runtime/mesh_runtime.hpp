@@ -82,6 +82,10 @@ class MeshRuntime : public Runtime {
   void set_trace(Trace* trace) override { trace_ = trace; }
   int threads() const override;
 
+  // Variables per cache chunk for stages like `first` (RuntimeOptions::chunk_vars). Collective:
+  // every rank gets the same count, as their messages must match.
+  int chunk_vars(const Domain& domain, const StageWork& first) const;
+
  protected:
   MeshRuntime(MPI_Comm parent, RuntimeOptions options);
   // The stage graph of the current mesh, for face-only (edges = false) or edge-reading stencils.
@@ -96,9 +100,6 @@ class MeshRuntime : public Runtime {
   bool any_moves(std::span<const int> targets) const;
   // Called at the end of mesh_changed, for the mapper's own plans.
   virtual void plans_changed(const Domain& domain) = 0;
-  // Variables per cache chunk for stages like `first` (RuntimeOptions::chunk_vars). Collective:
-  // every rank gets the same count, as their messages must match.
-  int chunk_vars(const Domain& domain, const StageWork& first) const;
 
   Communicator comm_;
   RuntimeOptions options_;

@@ -140,6 +140,33 @@ TEST(Halo, Stencil27OnUniformMeshMatchesOneRank) {
 
 // The thread count may change between two mesh changes (omp_set_num_threads is the host's to
 // call): a stage must still give the reference's bits.
+TEST(Chunks, TheAutomaticChunkHoldsOneMiBPerThread) {
+  // 64 roots of 8^3 cells (8,000 doubles a variable with ghosts): the fullest rank holds 16 to 64
+  // blocks, 1 to 4 variables of them in 1 MiB; a rank of two threads keeps twice as many
+  // together (a mapper that kept 1 MiB per rank would give the same count).
+  const int P = world_size(), me = world_rank();
+  const RootGrid grid{{4, 4, 4}};
+  const BlockShape shape{8, 8, 8, 40};
+  const std::vector<Key> keys = octree::root_leaves(grid);
+  const Domain d = make_domain(grid, shape, share(keys, even_cut(keys, grid), me));
+  runtime::StageWork work;
+  work.num_vars = 40;
+  work.vars = {0, 40};
+  const auto per_var = std::int64_t((keys.size() + std::size_t(P) - 1) / std::size_t(P)) *
+                       std::int64_t(shape.var_stride() * sizeof(double));
+  for (const int threads : {1, 2}) {
+    runtime::StaticOptions o = options(sfc::Curve::kMorton);
+    o.threads = threads;
+    const runtime::StaticRuntime rt(MPI_COMM_WORLD, o);
+    const auto expected = std::clamp<std::int64_t>(runtime::kCacheChunkBytes * threads / per_var, 1,
+                                                   work.vars.count());
+    EXPECT_EQ(rt.chunk_vars(d, work), expected) << threads << " threads";
+    work.stencil = 0;  // the variable kernels mix every variable: one chunk of all
+    EXPECT_EQ(rt.chunk_vars(d, work), 40) << threads << " threads";
+    work.stencil = 7;
+  }
+}
+
 TEST(Threads, MoreThreadsAfterMeshChangedGiveTheSameBits) {
   const int me = world_rank();
   const RootGrid grid{{2, 1, 1}};
