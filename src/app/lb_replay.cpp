@@ -248,7 +248,7 @@ std::vector<int> replay_targets(const ReplayLog& log, int ts, const runtime::Com
   const std::int64_t ends[3] = {std::int64_t(targets.size()), targets.empty() ? 0 : targets.front(),
                                 targets.empty() ? 0 : targets.back()};
   std::vector<std::int64_t> all(3 * std::size_t(comm.size()));
-  MPI_Allgather(ends, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T, comm.get());
+  comm.allgather_bytes(ends, sizeof ends, all.data());
   std::optional<std::int64_t> before;  // the last new owner on the ranks before this one
   for (int r = 0; r < me; ++r)
     if (all[3 * std::size_t(r)] > 0) before = all[3 * std::size_t(r) + 2];

@@ -133,7 +133,7 @@ std::vector<balance::RankSummary> LoadBalancer::summaries(std::int64_t work,
   const balance::RankSummary mine{
       work, blocks, window_.speed(), window_.noise(), seconds_per_stage_, rebuild_s_};
   std::vector<balance::RankSummary> all(std::size_t(rt_.comm().size()));
-  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, rt_.comm().get());
+  rt_.comm().allgather_bytes(&mine, sizeof mine, all.data());
   return all;
 }
 

@@ -112,6 +112,15 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
   r.stencil_backend = runtime::backend_name(r.kernel_calls);
   r.kernel_isa = std::string(stencil::isa_name(rt.kernels().native().isa));
   r.stats = sim.stats();
+  {
+    // Each step's messages of the busiest rank (every rank ran the same steps).
+    std::vector<std::int64_t> messages;
+    for (const auto& step : r.stats.refine_traffic) messages.push_back(step.messages);
+    MPI_Allreduce(MPI_IN_PLACE, messages.data(), int(messages.size()), MPI_INT64_T, MPI_MAX,
+                  comm.get());
+    for (std::size_t i = 0; i < messages.size(); ++i)
+      r.stats.refine_traffic[i].messages = messages[i];
+  }
   if (sim.balancer() != nullptr) {
     r.balance = sim.balancer()->stats();
     r.link = sim.balancer()->link();

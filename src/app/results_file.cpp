@@ -72,6 +72,18 @@ class Writer {
   }
   // One map of a list, on one line.
   void item() { y_ << YAML::Flow << YAML::BeginMap; }
+  // A list under key k of one map per element of `items`, on one line each, whose fields
+  // `fields(element)` writes.
+  template <class Range, class Fields>
+  void items(std::string_view k, const Range& items, Fields&& fields) {
+    list(k);
+    for (const auto& x : items) {
+      item();
+      fields(x);
+      end_map();
+    }
+    end_list();
+  }
   void end_map() { y_ << YAML::EndMap; }
   void end_list() { y_ << YAML::EndSeq; }
   // stem_ave, stem_min, stem_max.
@@ -191,16 +203,12 @@ void write_balancer(Writer& w, const Report& r) {
   w.kv(key("lb_link_bandwidth_Bps"), r.link.bandwidth_Bps);
   w.flow(key("slow_ranks"), c.slow_ranks);
   w.kv(key("noise"), c.noise);
-  w.list(key("load_history"));
-  for (const auto& h : r.balance.history) {
-    w.item();
+  w.items(key("load_history"), r.balance.history, [&](const auto& h) {
     w.kv(key("load_history.timestep"), h.timestep);
     w.kv(key("load_history.imbalance"), h.imbalance);
     w.kv(key("load_history.moved"), h.moved);
     w.flow(key("load_history.seconds_per_stage"), h.seconds_per_stage);
-    w.end_map();
-  }
-  w.end_list();
+  });
 }
 
 // The kernels that actually ran.
@@ -295,14 +303,16 @@ void write_mesh(Writer& w, const Report& r) {
   w.kv(key("max_blocks_on_rank"), r.max_blocks);
   w.kv(key("final_blocks"), r.stats.final_blocks);
   w.flow(key("final_blocks_per_level"), r.stats.final_level_counts);
-  w.list(key("mesh_history"));
-  for (const auto& m : r.stats.mesh_history) {
-    w.item();
+  w.items(key("mesh_history"), r.stats.mesh_history, [&](const auto& m) {
     w.kv(key("mesh_history.timestep"), m.timestep);
     w.flow(key("mesh_history.blocks_per_level"), m.blocks_per_level);
-    w.end_map();
-  }
-  w.end_list();
+  });
+  w.items(key("refine_traffic"), r.stats.refine_traffic, [&](const auto& t) {
+    w.kv(key("refine_traffic.timestep"), t.timestep);
+    w.kv(key("refine_traffic.collectives"), t.collectives);
+    w.kv(key("refine_traffic.closure_rounds"), t.closure_rounds);
+    w.kv(key("refine_traffic.messages_max"), t.messages);
+  });
 }
 
 // What refinement, balancing and storage did, and what the stages achieved.

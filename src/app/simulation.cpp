@@ -244,11 +244,12 @@ bool Simulation::refine_iteration(int ts) {
       return object_mark(objects_, k, domain_.grid, R, cells, config_.refine_ghost);
     };
   }
-  stats_.blocks_moved_coarsen += runtime_.comm().sum(runtime_.gather_families(domain_));
+  step_counts_[0] += runtime_.gather_families(domain_);
   auto marks = octree::initial_marks(domain_.leaves, R, wanted);
-  const auto closure = octree::close_marks(domain_.leaves, marks, domain_.grid, runtime_.mailbox());
+  const auto closure =
+      octree::close_marks(domain_.leaves, marks, domain_.grid, runtime_.mailbox(), R);
   stats_.closure_rounds += closure.rounds;
-  stats_.closure_changes_sent += runtime_.comm().sum(closure.changes_sent);
+  step_counts_[1] += closure.changes_sent;
   octree::AdaptPlan plan = octree::plan_adapt(domain_.leaves, marks);
   // Global counts: which rank holds a leaf changes none of them.
   std::array<std::int64_t, 2> changed{plan.splits, plan.merges};
@@ -314,6 +315,8 @@ bool Simulation::balance_before_adapt(const octree::AdaptPlan& plan,
 void Simulation::refine_step(int ts, int iterations) {
   const double t0 = trace_ != nullptr ? trace_->now_us() : 0.0;
   const std::int64_t moved_before = stats_.blocks_moved_lb;
+  const runtime::Communicator::Traffic traffic_before = runtime_.comm().traffic();
+  const std::int64_t rounds_before = stats_.closure_rounds;
   {
     // T_ref leaves out the balancing inside the step (gathering families, the balance before
     // splitting, lb_opt 2), which T_lb counts, and the wait of the dynamic balancer's summaries
@@ -333,6 +336,10 @@ void Simulation::refine_step(int ts, int iterations) {
       if (!refine_iteration(ts)) break;
       if (config_.lb_opt == 2) maybe_rebalance(/*report=*/false);
     }
+    runtime_.comm().sum_in_place(step_counts_);
+    stats_.blocks_moved_coarsen += step_counts_[0];
+    stats_.closure_changes_sent += step_counts_[1];
+    step_counts_ = {0, 0};
     const double step = std::chrono::duration<double>(runtime::Clock::now() - start).count();
     timers.add(runtime::Phase::kRefine, step - (others() - others_before));
   }
@@ -344,6 +351,9 @@ void Simulation::refine_step(int ts, int iterations) {
   // Unlike the reference, uniform meshes are balanced too: ownership never changes results.
   if (config_.lb_opt >= 1) maybe_rebalance(/*report=*/true);
   if (balancer_) balancer_->refinement_moved(ts, stats_.blocks_moved_lb - moved_before);
+  const auto traffic = runtime_.comm().traffic() - traffic_before;
+  stats_.refine_traffic.push_back(
+      {ts, traffic.collectives, stats_.closure_rounds - rounds_before, traffic.messages});
   print_comm_partners();
   expect_storage(ts);
 }

@@ -135,6 +135,9 @@ class Simulation {
   std::int64_t calc_stage_ = 0;
   std::vector<std::vector<double>> batch_totals_;  // per stage of the last batch: checksums
   RunStats stats_;
+  // This rank's share of two counters of the current refinement step (families gathered, mark
+  // changes sent), summed over the ranks once at its end rather than at every iteration.
+  std::array<std::int64_t, 2> step_counts_{0, 0};
   std::unique_ptr<LoadBalancer> balancer_;
   std::optional<std::vector<double>> cut_shares_;  // of the refinement step under way
   std::unique_ptr<FieldPlot> field_plot_;          // with --plot_format xdmf or vtkhdf

@@ -31,7 +31,6 @@ class Propagator {
   void push_all() {
     for (std::size_t i = 0; i < leaves_.size(); ++i) queue_.push_back(i);
   }
-  bool idle() const { return queue_.empty(); }
   std::int64_t posted() const { return posted_; }
 
   void drain() {
@@ -52,18 +51,11 @@ class Propagator {
     }
   }
 
-  void forward(const Key& region, const MarkChange& c) {
-    if (mailbox_.is_local(region)) return;
-    mailbox_.post(region, c);
-    ++posted_;
-  }
-
   void effects(const MarkChange& c, bool from_here) {
     const Key& k = c.key;
     for (const Face f : kFaces) {
-      const auto n = face_neighbour(k, f, grid_);
-      if (!n) continue;
-      if (from_here) forward(*n, c);
+      if (!face_neighbour(k, f, grid_)) continue;
+      if (from_here) posted_ += mailbox_.post_across(f, c);
       const FaceLookup across = leaves_.across(k, f, grid_);
       if (across.relation == Relation::kSame && c.mark == kRefine) {
         raise(across.index[0], kStay);
@@ -73,7 +65,7 @@ class Propagator {
     }
     if (k.level > 0 && c.mark >= kStay) {
       const Key family = parent(k);
-      if (from_here) forward(family, c);
+      if (from_here) posted_ += mailbox_.post_family(c);
       const auto [first, last] = leaves_.range_within(family);
       for (std::size_t j = first; j < last; ++j) {
         if (leaves_[j].level == k.level) raise(j, kStay);
@@ -92,16 +84,20 @@ class Propagator {
 }  // namespace
 
 ClosureStats close_marks(const LeafSet& leaves, std::span<std::int8_t> marks, const RootGrid& grid,
-                         MarkMailbox& mailbox) {
+                         MarkMailbox& mailbox, int max_level) {
   assert(marks.size() == leaves.size());
   Propagator p(leaves, marks, grid, mailbox);
   ClosureStats stats;
   p.push_all();
-  do {
-    ++stats.rounds;
+  const int rounds = mailbox.distributed() ? closure_rounds(max_level) : 0;
+  for (stats.rounds = 0; stats.rounds < rounds; ++stats.rounds) {
     p.drain();
     for (const MarkChange& c : mailbox.exchange()) p.receive(c);
-  } while (mailbox.any(!p.idle()));
+  }
+  // What the last arrivals raise here; nothing it would post could raise a mark elsewhere.
+  p.drain();
+  mailbox.discard();
+  stats.rounds = std::max(stats.rounds, 1);
   stats.changes_sent = p.posted();
   return stats;
 }

@@ -21,30 +21,35 @@ struct MarkChange {
   std::int8_t mark = kCoarsen;
 };
 
-// The mailbox of the consensus. The closure posts a change for every region it cannot see
-// whole; the implementation delivers it to the ranks that may own leaves there (none on one
-// rank), aggregated per rank, and decides termination with one reduction per round.
+// The mailbox of the consensus. The closure posts a leaf's change for the leaves of other ranks
+// across one of its faces and for its leaf siblings there; the implementation delivers the
+// changes, aggregated per rank, in rounds of point-to-point messages between neighbour ranks.
 class MarkMailbox {
  public:
   virtual ~MarkMailbox() = default;
-  // `region` may hold leaves affected by `change`: the region itself or leaves covering it.
-  virtual void post(const Key& region, const MarkChange& change) = 0;
-  // Sends what was posted since the last call; returns what other ranks posted to this one.
+  // Whether other ranks hold leaves (on one rank nothing is ever posted).
+  virtual bool distributed() const = 0;
+  // The change of this rank's leaf `change.key`, for other ranks' leaves across face f of it
+  // that it affects (same-level ones when it refines, coarser ones always). Returns how many
+  // ranks it was posted to.
+  virtual int post_across(Face f, const MarkChange& change) = 0;
+  // The change for other ranks' leaves of the same level in its family.
+  virtual int post_family(const MarkChange& change) = 0;
+  // One round: sends what was posted since the last round to each neighbour rank (an empty
+  // message when nothing) and returns what they posted to this one. No global collective.
   virtual std::vector<MarkChange> exchange() = 0;
-  // Global OR over ranks: true while any rank still has work.
-  virtual bool any(bool local) = 0;
-  // True when every leaf of `region` and every leaf covering it is on this rank, so no message
-  // is needed.
-  virtual bool is_local(const Key& region) const = 0;
+  // Forgets what was posted since the last round.
+  virtual void discard() = 0;
 };
 
 // The mailbox of a single rank: everything is local.
 class LocalMailbox final : public MarkMailbox {
  public:
-  void post(const Key&, const MarkChange&) override {}
+  bool distributed() const override { return false; }
+  int post_across(Face, const MarkChange&) override { return 0; }
+  int post_family(const MarkChange&) override { return 0; }
   std::vector<MarkChange> exchange() override { return {}; }
-  bool any(bool local) override { return local; }
-  bool is_local(const Key&) const override { return true; }
+  void discard() override {}
 };
 
 // The marks a leaf starts from (step 2 of a refinement iteration): `wanted` is what the
@@ -64,10 +69,18 @@ struct ClosureStats {
 //   R2/R3 any leaf makes coarser face neighbours at least stay (so a block never coarsens
 //      next to a finer one, nor next to one that stays);
 //   R4 a leaf that stays or refines makes its leaf siblings at least stay.
-// Every leaf's mark is propagated once at the start, then only changes; changes for regions on
-// other ranks go through the mailbox; each round ends with one global reduction.
+// Every leaf's mark is propagated once at the start, then only changes; changes for leaves on
+// other ranks go through the mailbox. No rule raises a finer leaf, and a raise that stays on
+// one level (R1 to the same level, then R4) ends in a stay, which only R3 carries on, one level
+// coarser: a chain of raises crosses ranks at most three times per level (same level, sibling,
+// coarser) and never on the coarsest, so with leaves of levels 0..max_level
+// closure_rounds(max_level) rounds of neighbour messages reach the fixed point, with no global
+// reduction to detect it.
 ClosureStats close_marks(const LeafSet& leaves, std::span<std::int8_t> marks, const RootGrid& grid,
-                         MarkMailbox& mailbox);
+                         MarkMailbox& mailbox, int max_level = kMaxLevel);
+constexpr int closure_rounds(int max_level) {
+  return 3 * max_level + 2;
+}
 
 // Where each leaf of the adapted mesh comes from.
 struct Origin {

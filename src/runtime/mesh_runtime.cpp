@@ -43,7 +43,7 @@ int MeshRuntime::threads() const {
 void MeshRuntime::mesh_changed(const Domain& domain) {
   const Neighbourhood nb =
       build_neighbourhood(domain, sfc::CurveSpace::make(options_.ownership, domain.grid), comm_);
-  mailbox_.set_partition(nb.partition);
+  mailbox_.set_neighbourhood(nb, domain.grid);
   partition_ = nb.partition;
   plan_ = build_ghost_plan(domain, nb);
   for (auto& g : graphs_) g.reset();
@@ -65,6 +65,7 @@ int MeshRuntime::chunk_vars(const Domain& domain, const StageWork& first) const 
   std::array<std::int64_t, 2> most{
       std::int64_t(domain.blocks.size() * domain.shape.var_stride() * sizeof(double)),
       -std::int64_t(std::max(threads(), 1))};
+  comm_.note(1);
   MPI_Allreduce(MPI_IN_PLACE, most.data(), 2, MPI_INT64_T, MPI_MAX, comm_.get());
   const std::int64_t per_var = most[0], budget = kCacheChunkBytes * -most[1];
   return int(std::clamp<std::int64_t>(budget / std::max<std::int64_t>(per_var, 1), 1, nv));
@@ -174,7 +175,7 @@ std::int64_t MeshRuntime::gather_families(Domain& domain) {
       mine.tail_siblings = same_level_run(order.size() - 1, -1, tail) ? 1 : 0;
   }
   std::vector<Lead> all(std::size_t(comm_.size()));
-  MPI_Allgather(&mine, sizeof(Lead), MPI_BYTE, all.data(), sizeof(Lead), MPI_BYTE, comm_.get());
+  comm_.allgather_bytes(&mine, sizeof(Lead), all.data());
 
   // A run moves to the rank where its family starts when every rank in between holds nothing
   // but leaves of that family at the same level (they move there too), so ranges stay in curve

@@ -61,10 +61,11 @@ std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communi
     headers[targets[i]].push_back({domain.leaves[i], domain.cost[i], mark_of(i)});
     leaving.push_back(i);
     requests.emplace_back();
+    comm.note(0, 1);
     MPI_Isend(domain.blocks[i].data(), count, MPI_DOUBLE, targets[i], kBlockTag, comm.get(),
               &requests.back());
   }
-  sparse_exchange(comm.get(), headers, kHeaderTag, [&](Parcel<BlockHeader>&& p) {
+  sparse_exchange(comm, headers, kHeaderTag, [&](Parcel<BlockHeader>&& p) {
     for (const BlockHeader& h : p.items) {
       entries.push_back({h.key, h.cost, domain.spare.take(domain.shape), h.mark});
       requests.emplace_back();

@@ -35,29 +35,38 @@ Communicator::~Communicator() {
 }
 
 Communicator::Communicator(Communicator&& o) noexcept
-    : comm_(std::exchange(o.comm_, MPI_COMM_NULL)), rank_(o.rank_), size_(o.size_) {}
+    : comm_(std::exchange(o.comm_, MPI_COMM_NULL)),
+      rank_(o.rank_),
+      size_(o.size_),
+      traffic_(o.traffic_) {}
 
 void Communicator::sum_in_place(std::span<std::int64_t> v) const {
+  note(1);
   MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_INT64_T, MPI_SUM, comm_);
 }
 std::int64_t Communicator::sum(std::int64_t v) const {
+  note(1);
   MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT64_T, MPI_SUM, comm_);
   return v;
 }
 std::int64_t Communicator::max(std::int64_t v) const {
+  note(1);
   MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT64_T, MPI_MAX, comm_);
   return v;
 }
 double Communicator::max(double v) const {
+  note(1);
   MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_MAX, comm_);
   return v;
 }
 bool Communicator::any(bool v) const {
+  note(1);
   int x = v ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_LOR, comm_);
   return x != 0;
 }
 std::vector<std::int64_t> Communicator::allgather(std::int64_t mine) const {
+  note(1);
   std::vector<std::int64_t> all(static_cast<std::size_t>(size_));
   MPI_Allgather(&mine, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, comm_);
   return all;
@@ -76,6 +85,7 @@ Communicator::PrefixSum Communicator::prefix_sum(std::int64_t mine) const {
   return s;
 #else
   PrefixSum s;
+  note(1);
   MPI_Exscan(&mine, &s.before, 1, MPI_INT64_T, MPI_SUM, comm_);
   if (rank_ == 0) s.before = 0;  // MPI_Exscan leaves rank 0's result undefined
   s.total = sum(mine);
@@ -87,6 +97,7 @@ std::vector<std::vector<std::int64_t>> Communicator::gather(
     std::span<const std::int64_t> mine) const {
   int n = int(mine.size());
   std::vector<int> counts(is_root() ? std::size_t(size_) : 0);
+  note(2);
   MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm_);
   std::vector<int> displs(counts.size(), 0);
   for (std::size_t r = 1; r < counts.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
@@ -99,7 +110,13 @@ std::vector<std::vector<std::int64_t>> Communicator::gather(
   return out;
 }
 
+void Communicator::allgather_bytes(const void* mine, int bytes, void* all) const {
+  note(1);
+  MPI_Allgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, comm_);
+}
+
 Spread spread(const Communicator& comm, double local) {
+  comm.note(2);
   double extremes[2] = {-local, local};  // max of -x is -min: one reduction for min and max
   double sum = local;
   MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_DOUBLE, MPI_MAX, comm.get());

@@ -52,11 +52,29 @@ class Communicator {
   PrefixSum prefix_sum(std::int64_t mine) const;
   // Every rank's `mine`, in rank order, on rank 0 (empty elsewhere).
   std::vector<std::vector<std::int64_t>> gather(std::span<const std::int64_t> mine) const;
+  // Every rank's `bytes` bytes at `mine`, in rank order, into `all` (size() * bytes).
+  void allgather_bytes(const void* mine, int bytes, void* all) const;
+
+  // What this rank has asked of MPI through this communicator: collectives (each one, blocking
+  // or not, involves every rank) and point-to-point messages sent. Callers that use get()
+  // directly report theirs with note(), so that a study can show them against the rank count.
+  struct Traffic {
+    std::int64_t collectives = 0, messages = 0;
+    Traffic operator-(const Traffic& o) const {
+      return {collectives - o.collectives, messages - o.messages};
+    }
+  };
+  const Traffic& traffic() const { return traffic_; }
+  void note(std::int64_t collectives, std::int64_t messages = 0) const {
+    traffic_.collectives += collectives;
+    traffic_.messages += messages;
+  }
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
+  mutable Traffic traffic_;
 };
 
 // min, average and max of one value over the ranks (each rank passes its own).

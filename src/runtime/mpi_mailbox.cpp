@@ -1,37 +1,137 @@
 #include "runtime/mpi_mailbox.hpp"
 
-#include "runtime/sparse_exchange.hpp"
+#include <algorithm>
+#include <map>
 
 namespace miniamr::runtime {
 
 namespace {
 constexpr int kMarksTag = 102;
+
+// Whether two leaves share part of a face, whatever their levels: the same answer on both
+// ranks, so two ranks agree on whether they are neighbours.
+bool touching(const octree::Key& a, const octree::Key& b) {
+  int contacts = 0;
+  for (std::size_t d = 0; d < 3; ++d) {
+    const auto a0 = std::uint64_t(a.x[d]), a1 = a0 + octree::side(a.level);
+    const auto b0 = std::uint64_t(b.x[d]), b1 = b0 + octree::side(b.level);
+    if (a1 == b0 || b1 == a0)
+      ++contacts;
+    else if (a1 <= b0 || b1 <= a0)
+      return false;  // apart along d
+  }
+  return contacts == 1;
+}
 }  // namespace
 
-bool MpiMailbox::is_local(const octree::Key& region) const {
-  if (comm_.size() == 1) return true;
-  const auto [lo, hi] = partition_.owners(region);
-  return lo == comm_.rank() && hi == comm_.rank();
-}
-
-void MpiMailbox::post(const octree::Key& region, const octree::MarkChange& change) {
-  const auto [lo, hi] = partition_.owners(region);
-  for (int r = lo; r <= hi; ++r) {
-    if (r == comm_.rank()) continue;
-    auto& box = outbox_[r];
-    // A leaf's change is posted once per face and once for its family; send it once.
-    if (!box.empty() && box.back().key == change.key && box.back().mark == change.mark) continue;
-    box.push_back(change);
+void MpiMailbox::set_neighbourhood(const Neighbourhood& nb, const octree::RootGrid& grid) {
+  grid_ = grid;
+  all_ = nb.all;
+  slot_.assign(all_.size(), -1);
+  peers_.clear();
+  // The other ranks' leaves that touch one of this rank's, or are leaf siblings of one: the only
+  // ones this rank posts to, and the only ones that post to it.
+  std::vector<bool> related(all_.size(), false);
+  for (std::size_t i = 0; i < all_.size(); ++i) {
+    if (!nb.is_local(i)) continue;
+    const octree::Key& k = all_[i];
+    for (const octree::Face f : octree::kFaces) {
+      const auto n = octree::face_neighbour(k, f, grid);
+      if (!n) continue;
+      const octree::FaceLookup across = all_.across(k, f, grid);
+      if (across.relation == octree::Relation::kCoarser) related[across.index[0]] = true;
+      const auto [first, last] = all_.range_within(*n);
+      for (std::size_t j = first; j < last; ++j)
+        if (touching(k, all_[j])) related[j] = true;
+    }
+    if (k.level == 0) continue;
+    const auto [first, last] = all_.range_within(octree::parent(k));
+    for (std::size_t j = first; j < last; ++j)
+      if (all_[j].level == k.level) related[j] = true;
+  }
+  // Each neighbour posts each of its leaves once a round at most.
+  std::map<int, std::size_t> leaves_of;
+  for (std::size_t i = 0; i < all_.size(); ++i)
+    if (related[i] && !nb.is_local(i)) ++leaves_of[nb.owner[i]];
+  for (const auto& [rank, count] : leaves_of) peers_.push_back({rank, count, {}});
+  for (std::size_t i = 0; i < all_.size(); ++i) {
+    if (nb.is_local(i) || !related[i]) continue;
+    const auto it = std::lower_bound(peers_.begin(), peers_.end(), nb.owner[i],
+                                     [](const Peer& p, int r) { return p.rank < r; });
+    slot_[i] = int(it - peers_.begin());
   }
 }
 
+std::vector<int> MpiMailbox::peers() const {
+  std::vector<int> r;
+  for (const Peer& p : peers_) r.push_back(p.rank);
+  return r;
+}
+
+void MpiMailbox::post_to(std::size_t leaf, const octree::MarkChange& change, int& posted) {
+  if (slot_[leaf] < 0) return;
+  peers_[std::size_t(slot_[leaf])].outbox.push_back(change);
+  ++posted;
+}
+
+int MpiMailbox::post_across(octree::Face f, const octree::MarkChange& change) {
+  int posted = 0;
+  const octree::FaceLookup across = all_.across(change.key, f, grid_);
+  // A same-level leaf reacts to a refine only, a finer one to nothing (R1-R3).
+  const bool same_level = across.relation == octree::Relation::kSame;
+  if (across.relation == octree::Relation::kCoarser ||
+      (same_level && change.mark == octree::kRefine))
+    post_to(across.index[0], change, posted);
+  return posted;
+}
+
+int MpiMailbox::post_family(const octree::MarkChange& change) {
+  int posted = 0;
+  const auto [first, last] = all_.range_within(octree::parent(change.key));
+  for (std::size_t j = first; j < last; ++j)
+    if (all_[j].level == change.key.level) post_to(j, change, posted);
+  return posted;
+}
+
 std::vector<octree::MarkChange> MpiMailbox::exchange() {
-  if (comm_.size() == 1) return {};
-  const auto parcels = sparse_exchange(comm_.get(), outbox_, kMarksTag);
-  outbox_.clear();
-  std::vector<octree::MarkChange> in;
-  for (const auto& p : parcels) in.insert(in.end(), p.items.begin(), p.items.end());
-  return in;
+  std::vector<std::vector<octree::MarkChange>> in(peers_.size());
+  std::vector<MPI_Request> requests(2 * peers_.size(), MPI_REQUEST_NULL);
+  constexpr int kBytes = int(sizeof(octree::MarkChange));
+  for (std::size_t p = 0; p < peers_.size(); ++p) {
+    in[p].resize(peers_[p].capacity);
+    MPI_Irecv(in[p].data(), int(in[p].size()) * kBytes, MPI_BYTE, peers_[p].rank, kMarksTag,
+              comm_.get(), &requests[p]);
+  }
+  for (std::size_t p = 0; p < peers_.size(); ++p) {
+    // A leaf posted several times in a round (per face, family, and as its mark rose) goes
+    // once, with its highest mark, whose effects include the others'.
+    auto& out = peers_[p].outbox;
+    std::sort(out.begin(), out.end(), [](const octree::MarkChange& a, const octree::MarkChange& b) {
+      return octree::morton_less(a.key, b.key) || (a.key == b.key && a.mark > b.mark);
+    });
+    out.erase(std::unique(out.begin(), out.end(),
+                          [](const octree::MarkChange& a, const octree::MarkChange& b) {
+                            return a.key == b.key;
+                          }),
+              out.end());
+    MPI_Isend(out.data(), int(out.size()) * kBytes, MPI_BYTE, peers_[p].rank, kMarksTag,
+              comm_.get(), &requests[peers_.size() + p]);
+  }
+  comm_.note(0, std::int64_t(peers_.size()));
+  std::vector<MPI_Status> statuses(requests.size());
+  MPI_Waitall(int(requests.size()), requests.data(), statuses.data());
+  std::vector<octree::MarkChange> arrived;
+  for (std::size_t p = 0; p < peers_.size(); ++p) {
+    int bytes = 0;
+    MPI_Get_count(&statuses[p], MPI_BYTE, &bytes);
+    arrived.insert(arrived.end(), in[p].begin(), in[p].begin() + bytes / kBytes);
+  }
+  discard();
+  return arrived;
+}
+
+void MpiMailbox::discard() {
+  for (Peer& p : peers_) p.outbox.clear();
 }
 
 }  // namespace miniamr::runtime

@@ -1,31 +1,46 @@
-// The refinement consensus across ranks: changes are aggregated per destination rank, sent
-// with one sparse exchange per round, and termination is one global OR per round.
+// The refinement consensus across ranks: a leaf's change goes only to the ranks holding the
+// leaves it affects (across its faces, or its siblings), aggregated per rank; each round is one
+// message to and from every neighbour rank, whose size is bounded by what the neighbour can
+// post (its leaves in this rank's neighbourhood), so no rank probes, counts senders or reduces.
 #pragma once
 
-#include <map>
+#include <cstddef>
 #include <vector>
 
 #include "octree/refine.hpp"
 #include "runtime/mpi.hpp"
-#include "sfc/partition.hpp"
+#include "runtime/neighbourhood.hpp"
 
 namespace miniamr::runtime {
 
 class MpiMailbox final : public octree::MarkMailbox {
  public:
   explicit MpiMailbox(const Communicator& comm) : comm_(comm) {}
-  // Must be called after every change of the partition.
-  void set_partition(const sfc::Partition& p) { partition_ = p; }
+  // Must be called after every change of the mesh or of its partition.
+  void set_neighbourhood(const Neighbourhood& nb, const octree::RootGrid& grid);
 
-  void post(const octree::Key& region, const octree::MarkChange& change) override;
+  bool distributed() const override { return comm_.size() > 1; }
+  int post_across(octree::Face f, const octree::MarkChange& change) override;
+  int post_family(const octree::MarkChange& change) override;
   std::vector<octree::MarkChange> exchange() override;
-  bool any(bool local) override { return comm_.any(local); }
-  bool is_local(const octree::Key& region) const override;
+  void discard() override;
+
+  // The ranks this rank exchanges marks with, ascending.
+  std::vector<int> peers() const;
 
  private:
+  struct Peer {
+    int rank = 0;
+    std::size_t capacity = 0;  // the most changes it can post in a round
+    std::vector<octree::MarkChange> outbox;
+  };
+  void post_to(std::size_t leaf, const octree::MarkChange& change, int& posted);
+
   const Communicator& comm_;
-  sfc::Partition partition_;
-  std::map<int, std::vector<octree::MarkChange>> outbox_;
+  octree::RootGrid grid_;
+  octree::LeafSet all_;      // this rank's leaves and its neighbours' (Neighbourhood::all)
+  std::vector<int> slot_;    // per leaf of all_: index into peers_, or -1 when local
+  std::vector<Peer> peers_;  // ascending rank
 };
 
 }  // namespace miniamr::runtime

@@ -26,7 +26,7 @@ sfc::Partition exchange_partition(const Domain& domain, const sfc::CurveSpace& s
       mine.position = std::min(mine.position, sfc::first_position(k, space));
   }
   std::vector<First> all(std::size_t(comm.size()));
-  MPI_Allgather(&mine, sizeof(First), MPI_BYTE, all.data(), sizeof(First), MPI_BYTE, comm.get());
+  comm.allgather_bytes(&mine, sizeof(First), all.data());
   std::vector<std::optional<sfc::Position>> firsts;
   for (const First& f : all) firsts.push_back(f.present ? std::optional(f.position) : std::nullopt);
   return sfc::Partition::from_firsts(space, firsts);
@@ -39,19 +39,22 @@ Neighbourhood build_neighbourhood(const Domain& domain, const sfc::CurveSpace& s
   nb.partition = exchange_partition(domain, space, comm);
 
   std::map<int, std::vector<octree::Key>> outgoing;
-  for (const octree::Key& k : domain.leaves.keys()) {
-    for (const octree::Face f : octree::kFaces) {
-      const auto n = octree::face_neighbour(k, f, domain.grid);
-      if (!n) continue;
-      const auto [lo, hi] = nb.partition.owners(*n);
-      for (int r = lo; r <= hi; ++r) {
-        if (r == comm.rank()) continue;
-        auto& list = outgoing[r];
-        if (list.empty() || !(list.back() == k)) list.push_back(k);  // once per leaf and rank
-      }
+  const auto send_to_owners = [&](const octree::Key& k, const octree::Key& region) {
+    const auto [lo, hi] = nb.partition.owners(region);
+    for (int r = lo; r <= hi; ++r) {
+      if (r == comm.rank()) continue;
+      auto& list = outgoing[r];
+      if (list.empty() || !(list.back() == k)) list.push_back(k);  // once per leaf and rank
     }
+  };
+  for (const octree::Key& k : domain.leaves.keys()) {
+    for (const octree::Face f : octree::kFaces)
+      if (const auto n = octree::face_neighbour(k, f, domain.grid)) send_to_owners(k, *n);
+    // The ranks holding the rest of its family too: the refinement consensus tells them when
+    // a sibling cannot coarsen.
+    if (k.level > 0) send_to_owners(k, octree::parent(k));
   }
-  const auto parcels = sparse_exchange(comm.get(), outgoing, kGhostKeysTag);
+  const auto parcels = sparse_exchange(comm, outgoing, kGhostKeysTag);
 
   struct Entry {
     octree::Key key;

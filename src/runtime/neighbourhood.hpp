@@ -26,7 +26,7 @@ sfc::Partition exchange_partition(const Domain& domain, const sfc::CurveSpace& s
                                   const Communicator& comm);
 
 // Collective. Each rank sends the keys of its leaves on a rank boundary to the ranks that may
-// own leaves across those faces; what arrives is the ghost layer.
+// own leaves across those faces or of their families; what arrives is the ghost layer.
 Neighbourhood build_neighbourhood(const Domain& domain, const sfc::CurveSpace& space,
                                   const Communicator& comm);
 

@@ -16,7 +16,7 @@ constexpr std::size_t kWords = 5;
 }  // namespace
 
 OwnershipDirectory::OwnershipDirectory(const Communicator& comm)
-    : comm_(comm.get()), size_(comm.size()) {}
+    : comm_(&comm), size_(comm.size()) {}
 
 void OwnershipDirectory::put(const octree::Key& key, int owner) {
   if (owner < 0 || owner >= size_)
@@ -32,7 +32,8 @@ void OwnershipDirectory::fence() {
   // rank throwing and leaving the others in the collective.
   std::int64_t mine64 = static_cast<std::int64_t>(pending_.size());
   std::vector<std::int64_t> counts64(static_cast<std::size_t>(size_));
-  MPI_Allgather(&mine64, 1, MPI_INT64_T, counts64.data(), 1, MPI_INT64_T, comm_);
+  comm_->note(2);
+  MPI_Allgather(&mine64, 1, MPI_INT64_T, counts64.data(), 1, MPI_INT64_T, comm_->get());
   std::vector<int> counts(counts64.size()), displs(counts64.size(), 0);
   std::int64_t total = 0;
   for (std::size_t r = 0; r < counts64.size(); ++r) {
@@ -44,7 +45,7 @@ void OwnershipDirectory::fence() {
   const int mine = static_cast<int>(mine64);
   std::vector<std::uint32_t> all(static_cast<std::size_t>(total));
   MPI_Allgatherv(pending_.data(), mine, MPI_UINT32_T, all.data(), counts.data(), displs.data(),
-                 MPI_UINT32_T, comm_);
+                 MPI_UINT32_T, comm_->get());
   // Rank order, then put order: the last record applied wins, which makes the higher-ranked
   // putter win on every rank alike.
   for (std::size_t i = 0; i + kWords <= all.size(); i += kWords) {

@@ -19,7 +19,7 @@ namespace miniamr::runtime {
 
 class OwnershipDirectory {
  public:
-  // `comm` must outlive the directory (only its handle is kept, which survives a move).
+  // `comm` must outlive the directory.
   explicit OwnershipDirectory(const Communicator& comm);
 
   // Local: records that `key` now belongs to `owner` (a rank of the communicator, else
@@ -38,7 +38,7 @@ class OwnershipDirectory {
   void clear();
 
  private:
-  MPI_Comm comm_;
+  const Communicator* comm_;
   int size_;
   std::unordered_map<octree::Key, int> owners_;
   std::vector<std::uint32_t> pending_;  // put records (x[0..2], level, owner) in put order

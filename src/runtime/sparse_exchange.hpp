@@ -12,6 +12,7 @@
 
 #include <mpi.h>
 
+#include "runtime/mpi.hpp"
 #include "stencil/pages.hpp"
 
 namespace miniamr::runtime {
@@ -81,9 +82,12 @@ void announced_exchange(MPI_Comm comm, const std::map<int, std::vector<T>>& outg
 }
 
 template <class T, class OnParcel>
-void sparse_exchange(MPI_Comm comm, const std::map<int, std::vector<T>>& outgoing, int tag,
-                     OnParcel&& on_parcel) {
+void sparse_exchange(const Communicator& communicator,
+                     const std::map<int, std::vector<T>>& outgoing, int tag, OnParcel&& on_parcel) {
   static_assert(std::is_trivially_copyable_v<T>);
+  const MPI_Comm comm = communicator.get();
+  // One collective either way: the barrier of NBX, or the count of senders.
+  communicator.note(1, std::int64_t(outgoing.size()));
 #ifdef MINIAMR_SIMGRID
   // In SMPI every probe and test of NBX's polling loop is an event of the simulation for each
   // waiting rank, which thousands of simulated ranks cannot afford; there each rank learns how
@@ -128,8 +132,8 @@ void sparse_exchange(MPI_Comm comm, const std::map<int, std::vector<T>>& outgoin
 
 // The same, returning everything received, ordered by source rank.
 template <class T>
-std::vector<Parcel<T>> sparse_exchange(MPI_Comm comm, const std::map<int, std::vector<T>>& outgoing,
-                                       int tag) {
+std::vector<Parcel<T>> sparse_exchange(const Communicator& comm,
+                                       const std::map<int, std::vector<T>>& outgoing, int tag) {
   std::vector<Parcel<T>> received;
   sparse_exchange(comm, outgoing, tag, [&](Parcel<T>&& p) { received.push_back(std::move(p)); });
   std::sort(received.begin(), received.end(),

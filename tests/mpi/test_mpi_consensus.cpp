@@ -43,8 +43,8 @@ struct ClosureOutcome {
 };
 
 // Closes `marks` (initial marks of the whole mesh `keys`) on the whole mesh with a LocalMailbox
-// and, distributed by `targets`, through StaticRuntime's mailbox; checks that every rank's
-// marks equal the reference's for its leaves.
+// and, distributed by `targets`, through StaticRuntime's mailbox in the rounds that the mesh's
+// finest level bounds; checks that every rank's marks equal the reference's for its leaves.
 ClosureOutcome check_distributed_closure(const RootGrid& grid, sfc::Curve curve,
                                          const std::vector<Key>& keys,
                                          const std::vector<std::int8_t>& marks,
@@ -68,7 +68,14 @@ ClosureOutcome check_distributed_closure(const RootGrid& grid, sfc::Curve curve,
     mine.push_back(marks[i]);
     expected.push_back(out.reference[i]);
   }
-  out.rounds = octree::close_marks(d.leaves, mine, grid, rt.mailbox()).rounds;
+  // The bound of the rounds from the mesh's own finest level: too few rounds for some chain of
+  // raises would leave a mark below the reference.
+  int finest = 0;
+  for (const Key& k : keys) finest = std::max(finest, int(k.level));
+  out.rounds = octree::close_marks(d.leaves, mine, grid, rt.mailbox(), finest).rounds;
+  if (world_size() > 1) {
+    EXPECT_EQ(out.rounds, octree::closure_rounds(finest)) << what;
+  }
   Problems p;
   for (std::size_t i = 0; i < mine.size(); ++i)
     if (mine[i] != expected[i])
@@ -142,7 +149,7 @@ TEST(Consensus, RefinementWaveCrossesRanks) {
 TEST(Consensus, RandomMeshesMatchOneRankClosure) {
   const int P = world_size();
   for (const sfc::Curve curve : kCurves) {
-    for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    for (std::uint64_t seed = 1; seed <= 12; ++seed) {
       const RootGrid grid{{int(1 + seed % 3), 2, int(1 + seed % 2)}};
       const std::vector<Key> keys = random_mesh(grid, 3, 45, seed);
       // Mostly coarsen, so R2-R4 matter as much as R1; initial_marks on the whole mesh lets
@@ -155,6 +162,55 @@ TEST(Consensus, RandomMeshesMatchOneRankClosure) {
           cut_whole(keys, space_of(curve, grid), random_weights(keys.size(), 20, 200 + seed), P);
       check_distributed_closure(grid, curve, keys, marks, targets,
                                 curve_name(curve) + " seed " + std::to_string(seed));
+    }
+  }
+}
+
+// Whether two leaves share part of a face (any levels).
+bool share_a_face(const Key& a, const Key& b) {
+  int contacts = 0;
+  for (std::size_t d = 0; d < 3; ++d) {
+    const std::uint64_t a0 = a.x[d], a1 = a0 + octree::side(a.level);
+    const std::uint64_t b0 = b.x[d], b1 = b0 + octree::side(b.level);
+    if (a1 == b0 || b1 == a0)
+      ++contacts;
+    else if (a1 <= b0 || b1 <= a0)
+      return false;
+  }
+  return contacts == 1;
+}
+
+TEST(Consensus, MarksGoOnlyToRanksWithLeavesAlongTheFacesOrInTheFamily) {
+  const int P = world_size(), me = world_rank();
+  const RootGrid grid{{4, 2, 1}};
+  for (const sfc::Curve curve : kCurves) {
+    const std::vector<Key> keys = random_mesh(grid, 3, 40, 7);
+    // From 3 ranks on, rank 1 holds nothing although it lies between its neighbours' ranges.
+    std::vector<int> targets = cut_whole(
+        keys, space_of(curve, grid), std::vector<std::int64_t>(keys.size(), 1), std::max(1, P - 1));
+    if (P >= 3)
+      for (int& t : targets) t += t >= 1 ? 1 : 0;
+    else if (P == 2)
+      targets =
+          cut_whole(keys, space_of(curve, grid), std::vector<std::int64_t>(keys.size(), 1), 2);
+    std::set<int> expected;
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (targets[i] != me) continue;
+      for (std::size_t j = 0; j < keys.size(); ++j) {
+        if (targets[j] == me) continue;
+        const bool siblings = keys[i].level > 0 && keys[j].level == keys[i].level &&
+                              octree::parent(keys[j]) == octree::parent(keys[i]);
+        if (siblings || share_a_face(keys[i], keys[j])) expected.insert(targets[j]);
+      }
+    }
+    Domain d = make_domain(grid, BlockShape{2, 2, 2, 1}, share(keys, targets, me));
+    runtime::StaticRuntime rt(MPI_COMM_WORLD, options(curve));
+    rt.mesh_changed(d);
+    const auto peers = dynamic_cast<runtime::MpiMailbox&>(rt.mailbox()).peers();
+    const std::vector<int> want(expected.begin(), expected.end());
+    EXPECT_EQ(peers, want) << curve_name(curve) << " on rank " << me;
+    if (P >= 3) {
+      EXPECT_EQ(std::count(peers.begin(), peers.end(), 1), 0) << "rank 1 holds no leaf";
     }
   }
 }

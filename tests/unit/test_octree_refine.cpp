@@ -1,5 +1,8 @@
 #include <algorithm>
+#include <barrier>
+#include <mutex>
 #include <random>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -191,6 +194,116 @@ TEST(Closure, MatchesBruteForceOnRandomMeshesAndKeepsBalance) {
       ASSERT_EQ(marks, expected) << "trial " << trial << " iteration " << it;
       leaves = LeafSet(plan_adapt(leaves, marks).keys);
       ASSERT_TRUE(balanced(leaves));
+    }
+  }
+}
+
+// Ranks as threads of one process: a whole mesh's leaves dealt out by `owner`, the rounds of
+// the consensus kept in step by a barrier. Posts follow the rules of the MPI mailbox: a change
+// goes to the owner of the leaf across a face that it can raise, and of its leaf siblings.
+struct ThreadRounds {
+  const LeafSet& whole;
+  const std::vector<int>& owner;
+  const RootGrid& grid;
+  std::barrier<> sync;
+  std::mutex mutex;
+  std::vector<std::vector<MarkChange>> next;  // per rank: what arrives at the end of the round
+};
+
+class ThreadMailbox final : public MarkMailbox {
+ public:
+  ThreadMailbox(ThreadRounds& rounds, int me) : r_(rounds), me_(me) {}
+  bool distributed() const override { return true; }
+  int post_across(Face f, const MarkChange& c) override {
+    const FaceLookup across = r_.whole.across(c.key, f, r_.grid);
+    if (across.relation == Relation::kCoarser ||
+        (across.relation == Relation::kSame && c.mark == kRefine))
+      return post_to(across.index[0], c);
+    return 0;
+  }
+  int post_family(const MarkChange& c) override {
+    int posted = 0;
+    const auto [first, last] = r_.whole.range_within(parent(c.key));
+    for (std::size_t j = first; j < last; ++j)
+      if (r_.whole[j].level == c.key.level) posted += post_to(j, c);
+    return posted;
+  }
+  std::vector<MarkChange> exchange() override {
+    {
+      const std::lock_guard lock(r_.mutex);
+      for (const auto& [rank, c] : out_) r_.next[std::size_t(rank)].push_back(c);
+    }
+    out_.clear();
+    r_.sync.arrive_and_wait();
+    std::vector<MarkChange> in = std::move(r_.next[std::size_t(me_)]);
+    r_.next[std::size_t(me_)].clear();
+    r_.sync.arrive_and_wait();
+    return in;
+  }
+  void discard() override { out_.clear(); }
+
+ private:
+  int post_to(std::size_t j, const MarkChange& c) {
+    if (r_.owner[j] == me_) return 0;
+    out_.emplace_back(r_.owner[j], c);
+    return 1;
+  }
+  ThreadRounds& r_;
+  int me_;
+  std::vector<std::pair<int, MarkChange>> out_;
+};
+
+// The closure's bound on its rounds (closure_rounds) against the adversary of leaves dealt to
+// ranks at random, so that every raise may cross ranks, and initial marks of the whole mesh, so
+// that families are split between ranks while they may still coarsen: each rank's marks after
+// the bounded rounds must equal the closure of the whole mesh on one rank.
+TEST(Closure, BoundedRoundsReachTheFixedPointWhereverLeavesLie) {
+  std::mt19937 rng(2026);
+  const RootGrid grid{{3, 2, 1}};
+  constexpr int kMax = 4, P = 3;
+  for (int trial = 0; trial < 200; ++trial) {
+    // A 2:1 mesh of levels 0..kMax from random closed refinements.
+    LeafSet whole(root_leaves(grid));
+    for (int it = 0; it < kMax; ++it) {
+      auto marks = initial_marks(whole, kMax, [&](const Key&) { return rng() % 3 == 0 ? 1 : 0; });
+      LocalMailbox local;
+      close_marks(whole, marks, grid, local);
+      whole = LeafSet(plan_adapt(whole, marks).keys);
+    }
+    int finest = 0;
+    for (const Key& k : whole.keys()) finest = std::max(finest, int(k.level));
+    std::vector<int> owner(whole.size());
+    for (int& o : owner) o = int(rng() % P);
+    // Few raises, and those on the finest leaves (the coarser can only refine, as they must in
+    // front of a wave of refinement running down the levels): the longest chains.
+    const auto start = initial_marks(whole, kMax + 1, [&](const Key& k) {
+      const auto h = rng() % 32;
+      return h == 0 && k.level == finest ? 1 : h == 1 ? 0 : -1;
+    });
+    auto expected = start;
+    LocalMailbox local;
+    close_marks(whole, expected, grid, local);
+
+    ThreadRounds rounds{
+        whole, owner, grid, std::barrier<>(P), {}, std::vector<std::vector<MarkChange>>(P)};
+    std::vector<std::vector<std::int8_t>> closed(P);
+    std::vector<std::thread> ranks;
+    for (int me = 0; me < P; ++me)
+      ranks.emplace_back([&, me] {
+        std::vector<Key> keys;
+        for (std::size_t i = 0; i < whole.size(); ++i)
+          if (owner[i] == me) keys.push_back(whole[i]), closed[std::size_t(me)].push_back(start[i]);
+        ThreadMailbox mailbox(rounds, me);
+        const ClosureStats stats =
+            close_marks(LeafSet(keys), closed[std::size_t(me)], grid, mailbox, finest);
+        EXPECT_EQ(stats.rounds, closure_rounds(finest));
+      });
+    for (auto& t : ranks) t.join();
+    std::vector<std::size_t> next(P, 0);
+    for (std::size_t i = 0; i < whole.size(); ++i) {
+      const auto me = std::size_t(owner[i]);
+      ASSERT_EQ(int(closed[me][next[me]++]), int(expected[i]))
+          << "trial " << trial << ": leaf " << int(whole[i].level) << " of rank " << me;
     }
   }
 }
