@@ -247,7 +247,8 @@ bool Simulation::refine_iteration(int ts) {
   step_counts_[0] += runtime_.gather_families(domain_);
   auto marks = octree::initial_marks(domain_.leaves, R, wanted);
   const auto closure =
-      octree::close_marks(domain_.leaves, marks, domain_.grid, runtime_.mailbox(), R);
+      octree::close_marks(domain_.leaves, marks, domain_.grid, runtime_.mailbox(),
+                          octree::closure_rounds(R, /*split_families_may_coarsen=*/false));
   stats_.closure_rounds += closure.rounds;
   step_counts_[1] += closure.changes_sent;
   octree::AdaptPlan plan = octree::plan_adapt(domain_.leaves, marks);

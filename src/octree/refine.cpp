@@ -84,12 +84,12 @@ class Propagator {
 }  // namespace
 
 ClosureStats close_marks(const LeafSet& leaves, std::span<std::int8_t> marks, const RootGrid& grid,
-                         MarkMailbox& mailbox, int max_level) {
+                         MarkMailbox& mailbox, int rounds) {
   assert(marks.size() == leaves.size());
   Propagator p(leaves, marks, grid, mailbox);
   ClosureStats stats;
   p.push_all();
-  const int rounds = mailbox.distributed() ? closure_rounds(max_level) : 0;
+  if (!mailbox.distributed()) rounds = 0;
   for (stats.rounds = 0; stats.rounds < rounds; ++stats.rounds) {
     p.drain();
     for (const MarkChange& c : mailbox.exchange()) p.receive(c);

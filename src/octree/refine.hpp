@@ -63,6 +63,18 @@ struct ClosureStats {
   std::int64_t changes_sent = 0;
 };
 
+// Rounds enough for the fixed point of marks on leaves of levels 0..max_level. A raise passes
+// along a chain of leaves, and a round carries each chain one step further across ranks. No
+// rule raises a finer leaf, and only a refine makes a refine, so a chain runs down the levels
+// (one step each, R1 or R3) as refine and then as stay; one same-level step (R1) turns refine
+// into stay, once, and a sibling step (R4) makes a stay, at most once per level above 0: at most
+// max_level + 1 + max_level steps. A sibling step crosses ranks only to a family split between
+// ranks, which cannot coarsen where initial_marks marked this rank's own leaves: then
+// max_level + 1 rounds suffice (`split_families_may_coarsen` false).
+constexpr int closure_rounds(int max_level, bool split_families_may_coarsen) {
+  return max_level + 1 + (split_families_may_coarsen ? max_level : 0);
+}
+
 // Raises `marks` to the least fixed point of the rules below, over all ranks:
 //   R1 a leaf marked refine makes same-level face neighbours at least stay and coarser face
 //      neighbours refine;
@@ -70,17 +82,12 @@ struct ClosureStats {
 //      next to a finer one, nor next to one that stays);
 //   R4 a leaf that stays or refines makes its leaf siblings at least stay.
 // Every leaf's mark is propagated once at the start, then only changes; changes for leaves on
-// other ranks go through the mailbox. No rule raises a finer leaf, and a raise that stays on
-// one level (R1 to the same level, then R4) ends in a stay, which only R3 carries on, one level
-// coarser: a chain of raises crosses ranks at most three times per level (same level, sibling,
-// coarser) and never on the coarsest, so with leaves of levels 0..max_level
-// closure_rounds(max_level) rounds of neighbour messages reach the fixed point, with no global
-// reduction to detect it.
+// other ranks go through the mailbox, in `rounds` rounds of neighbour messages (closure_rounds)
+// and no global reduction.
 ClosureStats close_marks(const LeafSet& leaves, std::span<std::int8_t> marks, const RootGrid& grid,
-                         MarkMailbox& mailbox, int max_level = kMaxLevel);
-constexpr int closure_rounds(int max_level) {
-  return 3 * max_level + 2;
-}
+                         MarkMailbox& mailbox,
+                         int rounds = closure_rounds(kMaxLevel,
+                                                     /*split_families_may_coarsen=*/true));
 
 // Where each leaf of the adapted mesh comes from.
 struct Origin {

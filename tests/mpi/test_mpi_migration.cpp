@@ -243,7 +243,7 @@ TEST(GatherFamilies, CompleteFamilySplitOverRanksEndsWhole) {
       rt.mesh_changed(d);
       EXPECT_EQ(world_sum(rt.gather_families(d)), 5) << curve_name(curve);
       auto marks = octree::initial_marks(d.leaves, 3, [](const Key&) { return -1; });
-      octree::close_marks(d.leaves, marks, grid, rt.mailbox());
+      octree::close_marks(d.leaves, marks, grid, rt.mailbox(), octree::closure_rounds(3, false));
       EXPECT_EQ(world_sum(octree::plan_adapt(d.leaves, marks).merges), 1) << curve_name(curve);
     }
   }
@@ -310,7 +310,8 @@ TEST(EmptyRanks, TwoRootsAdvanceRefineAndRebalance) {
     // Refine everything (the closure runs through the mailbox with empty ranks), split the data.
     auto refine = [](runtime::StaticRuntime& r, Domain& dom) {
       auto marks = octree::initial_marks(dom.leaves, 1, [](const Key&) { return 1; });
-      octree::close_marks(dom.leaves, marks, dom.grid, r.mailbox());
+      octree::close_marks(dom.leaves, marks, dom.grid, r.mailbox(),
+                          octree::closure_rounds(1, false));
       apply_plan(dom, octree::plan_adapt(dom.leaves, marks));
       r.mesh_changed(dom);
     };

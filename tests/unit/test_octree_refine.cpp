@@ -254,14 +254,16 @@ class ThreadMailbox final : public MarkMailbox {
 };
 
 // The closure's bound on its rounds (closure_rounds) against the adversary of leaves dealt to
-// ranks at random, so that every raise may cross ranks, and initial marks of the whole mesh, so
-// that families are split between ranks while they may still coarsen: each rank's marks after
-// the bounded rounds must equal the closure of the whole mesh on one rank.
+// ranks at random, so that every raise may cross ranks: each rank's marks after the bounded
+// rounds must equal the closure of the whole mesh on one rank. Twice: with initial marks of the
+// whole mesh (families split between ranks may coarsen), and as each rank's initial_marks make
+// them (a split family stays).
 TEST(Closure, BoundedRoundsReachTheFixedPointWhereverLeavesLie) {
   std::mt19937 rng(2026);
   const RootGrid grid{{3, 2, 1}};
   constexpr int kMax = 4, P = 3;
-  for (int trial = 0; trial < 200; ++trial) {
+  for (int trial = 0; trial < 120; ++trial) {
+    const bool split_families_may_coarsen = trial % 2 == 0;
     // A 2:1 mesh of levels 0..kMax from random closed refinements.
     LeafSet whole(root_leaves(grid));
     for (int it = 0; it < kMax; ++it) {
@@ -276,34 +278,43 @@ TEST(Closure, BoundedRoundsReachTheFixedPointWhereverLeavesLie) {
     for (int& o : owner) o = int(rng() % P);
     // Few raises, and those on the finest leaves (the coarser can only refine, as they must in
     // front of a wave of refinement running down the levels): the longest chains.
-    const auto start = initial_marks(whole, kMax + 1, [&](const Key& k) {
+    auto start = initial_marks(whole, kMax + 1, [&](const Key& k) {
       const auto h = rng() % 32;
       return h == 0 && k.level == finest ? 1 : h == 1 ? 0 : -1;
     });
+    if (!split_families_may_coarsen)
+      for (std::size_t i = 0; i < whole.size(); ++i) {
+        if (start[i] != kCoarsen) continue;
+        const auto [first, last] = whole.range_within(parent(whole[i]));
+        for (std::size_t j = first; j < last; ++j)
+          if (owner[j] != owner[i]) start[i] = kStay;
+      }
     auto expected = start;
     LocalMailbox local;
     close_marks(whole, expected, grid, local);
 
-    ThreadRounds rounds{
+    ThreadRounds shared{
         whole, owner, grid, std::barrier<>(P), {}, std::vector<std::vector<MarkChange>>(P)};
     std::vector<std::vector<std::int8_t>> closed(P);
     std::vector<std::thread> ranks;
+    const int rounds = closure_rounds(finest, split_families_may_coarsen);
     for (int me = 0; me < P; ++me)
       ranks.emplace_back([&, me] {
         std::vector<Key> keys;
         for (std::size_t i = 0; i < whole.size(); ++i)
           if (owner[i] == me) keys.push_back(whole[i]), closed[std::size_t(me)].push_back(start[i]);
-        ThreadMailbox mailbox(rounds, me);
+        ThreadMailbox mailbox(shared, me);
         const ClosureStats stats =
-            close_marks(LeafSet(keys), closed[std::size_t(me)], grid, mailbox, finest);
-        EXPECT_EQ(stats.rounds, closure_rounds(finest));
+            close_marks(LeafSet(keys), closed[std::size_t(me)], grid, mailbox, rounds);
+        EXPECT_EQ(stats.rounds, rounds);
       });
     for (auto& t : ranks) t.join();
     std::vector<std::size_t> next(P, 0);
     for (std::size_t i = 0; i < whole.size(); ++i) {
       const auto me = std::size_t(owner[i]);
       ASSERT_EQ(int(closed[me][next[me]++]), int(expected[i]))
-          << "trial " << trial << ": leaf " << int(whole[i].level) << " of rank " << me;
+          << "trial " << trial << ": leaf " << int(whole[i].level) << " of rank " << me
+          << (split_families_may_coarsen ? ", whole-mesh marks" : ", each rank's marks");
     }
   }
 }
