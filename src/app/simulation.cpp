@@ -252,12 +252,21 @@ bool Simulation::refine_iteration(int ts) {
   stats_.closure_rounds += closure.rounds;
   step_counts_[1] += closure.changes_sent;
   octree::AdaptPlan plan = octree::plan_adapt(domain_.leaves, marks);
-  // Global counts: which rank holds a leaf changes none of them.
-  std::array<std::int64_t, 2> changed{plan.splits, plan.merges};
-  runtime_.comm().sum_in_place(changed);
+  // Every rank's counts in one allgather (p4est's one count allgather per adaptation): the
+  // global changes (which rank holds a leaf changes none of them) and, for the balance before
+  // the split, every rank's adapted leaves and their weight.
+  const bool cuts = cut_shares_.has_value() && config_.lb_opt >= 1;
+  const std::vector<std::int64_t> adapted =
+      cuts ? adapted_weights(plan) : std::vector<std::int64_t>{};
+  const AdaptCounts mine{plan.splits, plan.merges, std::int64_t(plan.keys.size()),
+                         std::accumulate(adapted.begin(), adapted.end(), std::int64_t{0})};
+  std::vector<AdaptCounts> all(std::size_t(runtime_.comm().size()));
+  runtime_.comm().allgather_bytes(&mine, sizeof mine, all.data());
+  std::array<std::int64_t, 2> changed{0, 0};
+  for (const AdaptCounts& c : all) changed[0] += c.splits, changed[1] += c.merges;
   const std::int64_t changes = changed[0] + changed[1];
   // The balance leaves the plans to the adaptation, so it runs only when one follows.
-  if (changes > 0 && balance_before_adapt(plan, marks))
+  if (changes > 0 && cuts && balance_before_adapt(plan, adapted, all, marks))
     plan = octree::plan_adapt(domain_.leaves, marks);
 
   // Merges come before splits, and a parent is released after its eighth child is made, so the
@@ -282,19 +291,9 @@ bool Simulation::refine_iteration(int ts) {
   return changes > 0;
 }
 
-bool Simulation::balance_before_adapt(const octree::AdaptPlan& plan,
-                                      std::vector<std::int8_t>& marks) {
-  if (!cut_shares_ || config_.lb_opt < 1) return false;
-  // The counts the balance after the step would see.
-  if (equal_shares() &&
-      !sfc::needs_balance(runtime_.comm().allgather(std::int64_t(plan.keys.size())),
-                          config_.inbalance))
-    return false;
-  // Cutting the adapted mesh before it exists means that every rank splits its share (no rank
-  // waits for the page faults of another's children), that parents travel instead of their
-  // children, and that the balance after the step finds the partition already cut. A new leaf
-  // weighs what the leaf it comes from weighs (a child its parent: the cost record is copied),
-  // a merged parent the mean of its children.
+std::vector<std::int64_t> Simulation::adapted_weights(const octree::AdaptPlan& plan) const {
+  // A new leaf weighs what the leaf it comes from weighs (a child its parent: the cost record is
+  // copied), a merged parent the mean of its children.
   const std::vector<std::int64_t> w = cut_weights();
   std::vector<std::int64_t> adapted(plan.keys.size());
   for (std::size_t j = 0; j < plan.keys.size(); ++j) {
@@ -306,11 +305,28 @@ bool Simulation::balance_before_adapt(const octree::AdaptPlan& plan,
     for (std::size_t c = 0; c < 8; ++c) adapted[j] += w[o.old_index + c];
     adapted[j] = std::max<std::int64_t>(1, adapted[j] / 8);
   }
-  const std::int64_t sent =
-      runtime_.rebalance_for_adapt(domain_, plan, adapted, marks, *cut_shares_);
-  const std::int64_t moved = runtime_.comm().sum(sent);
-  stats_.blocks_moved_lb += moved;
-  return moved > 0;
+  return adapted;
+}
+
+bool Simulation::balance_before_adapt(const octree::AdaptPlan& plan,
+                                      std::span<const std::int64_t> adapted,
+                                      std::span<const AdaptCounts> all,
+                                      std::vector<std::int8_t>& marks) {
+  // The counts the balance after the step would see.
+  std::vector<std::int64_t> leaves;
+  for (const AdaptCounts& c : all) leaves.push_back(c.leaves);
+  if (equal_shares() && !sfc::needs_balance(leaves, config_.inbalance)) return false;
+  // Cutting the adapted mesh before it exists means that every rank splits its share (no rank
+  // waits for the page faults of another's children), that parents travel instead of their
+  // children, and that the balance after the step finds the partition already cut.
+  runtime::Communicator::PrefixSum along;
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (int(r) < runtime_.comm().rank()) along.before += all[r].weight;
+    along.total += all[r].weight;
+  }
+  step_counts_[2] +=
+      runtime_.rebalance_for_adapt(domain_, plan, adapted, marks, *cut_shares_, along);
+  return true;
 }
 
 void Simulation::refine_step(int ts, int iterations) {
@@ -340,7 +356,8 @@ void Simulation::refine_step(int ts, int iterations) {
     runtime_.comm().sum_in_place(step_counts_);
     stats_.blocks_moved_coarsen += step_counts_[0];
     stats_.closure_changes_sent += step_counts_[1];
-    step_counts_ = {0, 0};
+    stats_.blocks_moved_lb += step_counts_[2];
+    step_counts_ = {0, 0, 0};
     const double step = std::chrono::duration<double>(runtime::Clock::now() - start).count();
     timers.add(runtime::Phase::kRefine, step - (others() - others_before));
   }

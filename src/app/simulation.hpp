@@ -70,8 +70,18 @@ class Simulation {
   // Cuts the current leaves into cut_shares_ when the counts call for it.
   void maybe_rebalance(bool report);
   // Collective. Balances the old leaves by what `plan` makes of them, moving `marks` along;
-  // true when blocks moved (the plan must then be made again from the new leaves).
-  bool balance_before_adapt(const octree::AdaptPlan& plan, std::vector<std::int8_t>& marks);
+  // One rank's numbers of a refinement iteration, gathered from every rank in one collective.
+  struct AdaptCounts {
+    std::int64_t splits = 0, merges = 0;
+    std::int64_t leaves = 0, weight = 0;  // of its adapted mesh (weight: of the cut)
+  };
+  // The cut's weight of each leaf of `plan` (cut_weights carried to the adapted leaves).
+  std::vector<std::int64_t> adapted_weights(const octree::AdaptPlan& plan) const;
+  // Collective. Cuts the adapted leaves' curve (weights `adapted`, every rank's `all`) and
+  // moves the leaves they come from; true when it ran (the plan must then be made again from
+  // the new leaves).
+  bool balance_before_adapt(const octree::AdaptPlan& plan, std::span<const std::int64_t> adapted,
+                            std::span<const AdaptCounts> all, std::vector<std::int8_t>& marks);
   std::vector<std::int64_t> block_weights() const;
   // The dynamic balancer's model weights: each block's cell-variable updates per stage, or the
   // cost model's weights (--lb_weight 1). Measured seconds (--lb_weight 2) only weigh its
@@ -135,9 +145,10 @@ class Simulation {
   std::int64_t calc_stage_ = 0;
   std::vector<std::vector<double>> batch_totals_;  // per stage of the last batch: checksums
   RunStats stats_;
-  // This rank's share of two counters of the current refinement step (families gathered, mark
-  // changes sent), summed over the ranks once at its end rather than at every iteration.
-  std::array<std::int64_t, 2> step_counts_{0, 0};
+  // This rank's share of three counters of the current refinement step (families gathered,
+  // mark changes sent, blocks moved by the cuts before splitting), summed over the ranks once at
+  // its end rather than at every iteration.
+  std::array<std::int64_t, 3> step_counts_{0, 0, 0};
   std::unique_ptr<LoadBalancer> balancer_;
   std::optional<std::vector<double>> cut_shares_;  // of the refinement step under way
   std::unique_ptr<FieldPlot> field_plot_;          // with --plot_format xdmf or vtkhdf

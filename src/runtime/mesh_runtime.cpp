@@ -208,12 +208,13 @@ std::int64_t MeshRuntime::gather_families(Domain& domain) {
 
 std::vector<int> MeshRuntime::balanced_targets(const octree::LeafSet& leaves,
                                                std::span<const std::int64_t> weights,
-                                               std::span<const double> shares) const {
+                                               std::span<const double> shares,
+                                               std::optional<Communicator::PrefixSum> known) const {
   const auto order = sfc::curve_order(leaves, partition_.space());
   std::vector<std::int64_t> along(order.size());
   std::int64_t local = 0;
   for (std::size_t p = 0; p < order.size(); ++p) local += along[p] = weights[order[p]];
-  const auto [offset, total] = comm_.prefix_sum(local);
+  const auto [offset, total] = known ? *known : comm_.prefix_sum(local);
   // Without shares, the reference's count balance; with them, the dynamic balancer's cut, whose
   // few leaves per part on a small mesh make rounding to the nearest family worth it.
   std::vector<int> cut;
@@ -248,12 +249,13 @@ std::int64_t MeshRuntime::rebalance(Domain& domain, std::span<const std::int64_t
 std::int64_t MeshRuntime::rebalance_for_adapt(Domain& domain, const octree::AdaptPlan& plan,
                                               std::span<const std::int64_t> adapted_weights,
                                               std::vector<std::int8_t>& marks,
-                                              std::span<const double> shares) {
+                                              std::span<const double> shares,
+                                              std::optional<Communicator::PrefixSum> along) {
   MINIAMR_TIMED(timers_, kLoadBalance);
   // The cut that the balance after the adaptation would make of the adapted leaves (made here:
   // merges and splits involve no other rank), carried back to the leaves they come from.
   const std::vector<int> after =
-      balanced_targets(octree::LeafSet(plan.keys), adapted_weights, shares);
+      balanced_targets(octree::LeafSet(plan.keys), adapted_weights, shares, along);
   std::vector<int> targets(domain.leaves.size(), comm_.rank());
   for (std::size_t j = 0; j < plan.keys.size(); ++j) {
     const octree::Origin& o = plan.origin[j];

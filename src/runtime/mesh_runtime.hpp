@@ -71,7 +71,8 @@ class MeshRuntime : public Runtime {
   std::int64_t rebalance_for_adapt(Domain& domain, const octree::AdaptPlan& plan,
                                    std::span<const std::int64_t> adapted_weights,
                                    std::vector<std::int8_t>& marks,
-                                   std::span<const double> shares = {}) override;
+                                   std::span<const double> shares = {},
+                                   std::optional<Communicator::PrefixSum> along = {}) override;
   std::int64_t gather_families(Domain& domain) override;
   std::vector<octree::Key> initial_roots(const octree::RootGrid& grid) const override;
   CurveView curve_view(const Domain& domain) const override;
@@ -93,9 +94,11 @@ class MeshRuntime : public Runtime {
   // Each of `leaves`' rank in the cut of the curve into equal shares of `weights` (collective),
   // families that may coarsen kept whole with their first leaf; or, when `shares` are given,
   // into shares proportional to them, each family with the rank holding most of it.
+  // `along`: the weights before this rank and of all, when known.
   std::vector<int> balanced_targets(const octree::LeafSet& leaves,
                                     std::span<const std::int64_t> weights,
-                                    std::span<const double> shares) const;
+                                    std::span<const double> shares,
+                                    std::optional<Communicator::PrefixSum> along = {}) const;
   // Collective. Whether a target on any rank is not the block's holder.
   bool any_moves(std::span<const int> targets) const;
   // Called at the end of mesh_changed, for the mapper's own plans.

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -61,10 +62,12 @@ class Runtime {
   // `marks` travel with the blocks; the plans are left for the adaptation to rebuild, so the
   // caller makes the plan again from the new leaves and adapts right after. Returns the blocks
   // sent from here. `shares` as for rebalance.
-  virtual std::int64_t rebalance_for_adapt(Domain& domain, const octree::AdaptPlan& plan,
-                                           std::span<const std::int64_t> adapted_weights,
-                                           std::vector<std::int8_t>& marks,
-                                           std::span<const double> shares = {}) = 0;
+  // `along`: the adapted weights of the ranks before this one and of all, when the caller has
+  // them (else one more collective finds them).
+  virtual std::int64_t rebalance_for_adapt(
+      Domain& domain, const octree::AdaptPlan& plan, std::span<const std::int64_t> adapted_weights,
+      std::vector<std::int8_t>& marks, std::span<const double> shares = {},
+      std::optional<Communicator::PrefixSum> along = std::nullopt) = 0;
 
   // Collective. Moves the leading leaves of a family that starts on an earlier rank to that
   // rank, so every family that may coarsen is whole on one rank before marks are computed.
