@@ -13,6 +13,10 @@
 
 namespace miniamr::runtime {
 
+namespace {
+constexpr int kLeadTag = 105;  // apart from the other exchanges' tags (101-104, halos from 301)
+}  // namespace
+
 int thread_count() {
 #ifdef _OPENMP
   return omp_get_max_threads();
@@ -174,8 +178,22 @@ std::int64_t MeshRuntime::gather_families(Domain& domain) {
     if (mine.last.level > 0)
       mine.tail_siblings = same_level_run(order.size() - 1, -1, tail) ? 1 : 0;
   }
-  std::vector<Lead> all(std::size_t(comm_.size()));
-  comm_.allgather_bytes(&mine, sizeof(Lead), all.data());
+  // The ranks holding the rest of a family are neighbours in the consensus (they hold leaf
+  // siblings of this rank's): their runs come point to point, one message each way.
+  const std::vector<int> peers = mailbox_.peers();
+  std::vector<Lead> theirs(peers.size());
+  std::vector<MPI_Request> requests(2 * peers.size());
+  for (std::size_t i = 0; i < peers.size(); ++i)
+    MPI_Irecv(&theirs[i], sizeof(Lead), MPI_BYTE, peers[i], kLeadTag, comm_.get(), &requests[i]);
+  for (std::size_t i = 0; i < peers.size(); ++i)
+    MPI_Isend(&mine, sizeof(Lead), MPI_BYTE, peers[i], kLeadTag, comm_.get(),
+              &requests[peers.size() + i]);
+  comm_.note(0, std::int64_t(peers.size()));
+  MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  const auto lead_of = [&](int r) -> const Lead* {
+    const auto it = std::lower_bound(peers.begin(), peers.end(), r);
+    return it != peers.end() && *it == r ? &theirs[std::size_t(it - peers.begin())] : nullptr;
+  };
 
   // A run moves to the rank where its family starts when every rank in between holds nothing
   // but leaves of that family at the same level (they move there too), so ranges stay in curve
@@ -185,14 +203,16 @@ std::int64_t MeshRuntime::gather_families(Domain& domain) {
   if (mine.siblings) {
     const octree::Key& k = mine.first;
     const int home = partition_.owner(octree::parent(k));
-    // The home rank's part of the family must be leaves of this level too.
-    const Lead& h = all[std::size_t(std::max(home, 0))];
-    bool clear = home < comm_.rank() && h.present && h.tail_siblings && h.last.level == k.level &&
-                 octree::parent(h.last) == octree::parent(k);
+    // The home rank's part of the family must be leaves of this level too. A rank that holds
+    // such leaves is a neighbour; one that is not holds none.
+    const Lead* h = lead_of(home);
+    bool clear = home < comm_.rank() && h != nullptr && h->present && h->tail_siblings &&
+                 h->last.level == k.level && octree::parent(h->last) == octree::parent(k);
     for (int j = home + 1; clear && j < comm_.rank(); ++j) {
-      const Lead& l = all[std::size_t(j)];
-      clear = !l.present || (l.siblings && l.whole && l.first.level == k.level &&
-                             octree::parent(l.first) == octree::parent(k));
+      if (!partition_.holds_leaves(j)) continue;
+      const Lead* l = lead_of(j);
+      clear = l != nullptr && l->siblings && l->whole && l->first.level == k.level &&
+              octree::parent(l->first) == octree::parent(k);
     }
     if (clear) {
       for (std::size_t p = 0; p < run; ++p) targets[order[p]] = home;

@@ -28,6 +28,8 @@ class Partition {
   int owner_at(Position p) const;
   // The owner of the leaf k, or of the leaf covering k.
   int owner(const octree::Key& k) const { return owner_at(first_position(k, space_)); }
+  // Whether rank r (< ranks() - 1) holds leaves: its range of the curve is not empty.
+  bool holds_leaves(int r) const { return first_[std::size_t(r)] < first_[std::size_t(r) + 1]; }
   // The ranks that may hold leaves inside `region` or the leaf covering it: [lo, hi].
   std::pair<int, int> owners(const octree::Key& region) const {
     return {owner_at(first_position(region, space_)), owner_at(last_position(region, space_))};
