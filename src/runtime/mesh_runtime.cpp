@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -45,11 +46,11 @@ int MeshRuntime::threads() const {
 }
 
 void MeshRuntime::mesh_changed(const Domain& domain) {
-  const Neighbourhood nb =
+  Neighbourhood nb =
       build_neighbourhood(domain, sfc::CurveSpace::make(options_.ownership, domain.grid), comm_);
-  mailbox_.set_neighbourhood(nb, domain.grid);
   partition_ = nb.partition;
   plan_ = build_ghost_plan(domain, nb);
+  mailbox_.set_neighbourhood(std::move(nb), domain.grid);  // the last reader: its keys move
   for (auto& g : graphs_) g.reset();
   kernels_.set_working_set(domain);
   plans_changed(domain);

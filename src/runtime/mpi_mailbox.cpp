@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 namespace miniamr::runtime {
 
@@ -24,9 +25,9 @@ bool touching(const octree::Key& a, const octree::Key& b) {
 }
 }  // namespace
 
-void MpiMailbox::set_neighbourhood(const Neighbourhood& nb, const octree::RootGrid& grid) {
+void MpiMailbox::set_neighbourhood(Neighbourhood nb, const octree::RootGrid& grid) {
   grid_ = grid;
-  all_ = nb.all;
+  all_ = std::move(nb.all);
   slot_.assign(all_.size(), -1);
   peers_.clear();
   // The other ranks' leaves that touch one of this rank's, or are leaf siblings of one: the only

@@ -16,8 +16,8 @@ namespace miniamr::runtime {
 class MpiMailbox final : public octree::MarkMailbox {
  public:
   explicit MpiMailbox(const Communicator& comm) : comm_(comm) {}
-  // Must be called after every change of the mesh or of its partition.
-  void set_neighbourhood(const Neighbourhood& nb, const octree::RootGrid& grid);
+  // Must be called after every change of the mesh or of its partition; keeps nb's keys.
+  void set_neighbourhood(Neighbourhood nb, const octree::RootGrid& grid);
 
   bool distributed() const override { return comm_.size() > 1; }
   int post_across(octree::Face f, const octree::MarkChange& change) override;
