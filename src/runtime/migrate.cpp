@@ -29,13 +29,58 @@ std::size_t migrated_block_bytes(const stencil::BlockShape& s) {
   return sizeof(BlockHeader) + s.doubles() * sizeof(double);
 }
 
+namespace {
+
+// A derived datatype naming blocks' storage at their addresses, freed on destruction (a message
+// that uses it keeps what it needs after the free).
+class BlockList {
+ public:
+  BlockList(std::span<double* const> data, int doubles) {
+    std::vector<MPI_Aint> at(data.size());
+    for (std::size_t b = 0; b < data.size(); ++b) MPI_Get_address(data[b], &at[b]);
+    MPI_Type_create_hindexed_block(int(data.size()), doubles, at.data(), MPI_DOUBLE, &type_);
+    MPI_Type_commit(&type_);
+  }
+  ~BlockList() { MPI_Type_free(&type_); }
+  BlockList(const BlockList&) = delete;
+  BlockList& operator=(const BlockList&) = delete;
+  MPI_Datatype get() const { return type_; }
+
+ private:
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+};
+
+// Posts the storage of `data`'s blocks to or from `peer` as few messages as the size limit
+// allows; sender and receiver cut the same list the same way, and MPI keeps the order of
+// messages between two ranks with one tag.
+void post_blocks(std::span<double* const> data, int doubles, std::size_t message_bytes, int peer,
+                 bool send, const Communicator& comm, std::vector<MPI_Request>& requests) {
+  const std::size_t per_message =
+      std::max<std::size_t>(1, message_bytes / (std::size_t(doubles) * sizeof(double)));
+  for (std::size_t first = 0; first < data.size(); first += per_message) {
+    const BlockList list(data.subspan(first, std::min(per_message, data.size() - first)), doubles);
+    requests.emplace_back();
+    if (send) {
+      comm.note(0, 1);
+      MPI_Isend(MPI_BOTTOM, 1, list.get(), peer, kBlockTag, comm.get(), &requests.back());
+    } else {
+      MPI_Irecv(MPI_BOTTOM, 1, list.get(), peer, kBlockTag, comm.get(), &requests.back());
+    }
+  }
+}
+
+}  // namespace
+
 // The headers go first, through the sparse exchange (a receiver does not know its senders).
-// Then each block's storage travels as one message straight from the sender's block into a
-// block of the receiver's, in header order (MPI keeps the order of messages between two ranks
-// with one tag): nothing is packed or unpacked, and no staging buffer has pages to map, which
-// cost more than the transfer itself (a page fault per 4 KiB, three times per block).
+// Then the blocks' storage travels straight from the sender's blocks into blocks of the
+// receiver's, in header order, one message per peer (a datatype lists the blocks): nothing is
+// packed or unpacked by us and no staging buffer has pages to map, which cost more than the
+// transfer itself (a page fault per 4 KiB, three times per block). Posting the sends only once
+// the headers are through keeps them from queueing ahead of the headers as unexpected
+// messages, and one message per peer instead of one per block saves a rendezvous per block
+// (together about half the migration time of a moving sphere on two ranks).
 std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communicator& comm,
-                     std::vector<std::int8_t>* marks) {
+                     std::vector<std::int8_t>* marks, std::size_t message_bytes) {
   struct Entry {
     octree::Key key;
     double cost;
@@ -50,8 +95,7 @@ std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communi
 
   std::vector<Entry> entries;
   std::map<int, std::vector<BlockHeader>> headers;  // per destination, in curve order
-  std::vector<std::size_t> leaving;
-  std::vector<MPI_Request> requests;
+  std::map<int, std::vector<double*>> leaving;      // their storage, in the same order
   for (std::size_t i = 0; i < targets.size(); ++i) {
     if (targets[i] == comm.rank()) {
       entries.push_back(
@@ -59,22 +103,25 @@ std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communi
       continue;
     }
     headers[targets[i]].push_back({domain.leaves[i], domain.cost[i], mark_of(i)});
-    leaving.push_back(i);
-    requests.emplace_back();
-    comm.note(0, 1);
-    MPI_Isend(domain.blocks[i].data(), count, MPI_DOUBLE, targets[i], kBlockTag, comm.get(),
-              &requests.back());
+    leaving[targets[i]].push_back(domain.blocks[i].data());
   }
+  std::vector<MPI_Request> requests;
   sparse_exchange(comm, headers, kHeaderTag, [&](Parcel<BlockHeader>&& p) {
+    std::vector<double*> arriving;
     for (const BlockHeader& h : p.items) {
       entries.push_back({h.key, h.cost, domain.spare.take(domain.shape), h.mark});
-      requests.emplace_back();
-      MPI_Irecv(entries.back().block.data(), count, MPI_DOUBLE, p.rank, kBlockTag, comm.get(),
-                &requests.back());
+      arriving.push_back(entries.back().block.data());
     }
+    post_blocks(arriving, count, message_bytes, p.rank, /*send=*/false, comm, requests);
   });
+  std::int64_t sent = 0;
+  for (const auto& [to, data] : leaving) {
+    post_blocks(data, count, message_bytes, to, /*send=*/true, comm, requests);
+    sent += std::int64_t(data.size());
+  }
   MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
-  for (const std::size_t i : leaving) domain.spare.give(domain.blocks[i]);
+  for (std::size_t i = 0; i < targets.size(); ++i)
+    if (targets[i] != comm.rank()) domain.spare.give(domain.blocks[i]);
 
   std::sort(entries.begin(), entries.end(),
             [](const Entry& a, const Entry& b) { return octree::morton_less(a.key, b.key); });
@@ -89,7 +136,7 @@ std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communi
     domain.blocks.push_back(std::move(e.block));
   }
   domain.leaves = octree::LeafSet(std::move(keys));
-  return std::int64_t(leaving.size());
+  return sent;
 }
 
 }  // namespace miniamr::runtime

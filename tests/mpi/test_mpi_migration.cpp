@@ -59,14 +59,15 @@ TEST(Migration, CarriesMarksCostsAndEveryBitOfTheStorage) {
 // Moves every block of `d` to `target(key)` and checks what each rank then holds.
 void migrate_and_check(Domain& d, const runtime::Communicator& comm,
                        const std::function<int(const Key&)>& target,
-                       const std::vector<Key>& all_keys, const std::string& what) {
+                       const std::vector<Key>& all_keys, const std::string& what,
+                       std::size_t message_bytes = runtime::kMigrationMessageBytes) {
   std::vector<int> targets;
   std::int64_t leaving = 0;
   for (const Key& k : d.leaves.keys()) {
     targets.push_back(target(k));
     if (targets.back() != comm.rank()) ++leaving;
   }
-  const std::int64_t sent = runtime::migrate(d, targets, comm);
+  const std::int64_t sent = runtime::migrate(d, targets, comm, nullptr, message_bytes);
   std::vector<Key> expected;
   for (const Key& k : all_keys)
     if (target(k) == comm.rank()) expected.push_back(k);
@@ -133,6 +134,11 @@ TEST(Migration, ScatteredTargetsArriveSorted) {
   migrate_and_check(
       d, comm, [P](const Key&) { return P - 1; }, keys, "all to the last rank");
   migrate_and_check(d, comm, go_home, keys, "back from the last rank");
+  // Each peer's blocks in messages of three blocks (and one of fewer), still in header order.
+  const std::size_t three = 3 * shape.doubles() * sizeof(double);
+  migrate_and_check(
+      d, comm, [P](const Key&) { return P - 1; }, keys, "three blocks a message", three);
+  migrate_and_check(d, comm, go_home, keys, "home three blocks a message", three);
 }
 
 // ---------------------------------------------------------------------------------------------
