@@ -13,23 +13,6 @@ int Key::octant() const {
   return ((x[0] & h) ? 1 : 0) | ((x[1] & h) ? 2 : 0) | ((x[2] & h) ? 4 : 0);
 }
 
-bool morton_less(const Key& a, const Key& b) {
-  // Chan's trick: the axis whose coordinates differ in the most significant bit decides, with
-  // z above y above x in the interleaving.
-  int axis_msb = -1;
-  Coord best = 0;
-  for (int d = 2; d >= 0; --d) {
-    const Coord diff = a.x[d] ^ b.x[d];
-    // `best < diff && best < (best ^ diff)` is "msb(diff) > msb(best)".
-    if (best < diff && best < (best ^ diff)) {
-      best = diff;
-      axis_msb = d;
-    }
-  }
-  if (axis_msb < 0) return a.level < b.level;
-  return a.x[axis_msb] < b.x[axis_msb];
-}
-
 Key root_key(int i, int j, int k) {
   return Key{{Coord(i) << kMaxLevel, Coord(j) << kMaxLevel, Coord(k) << kMaxLevel}, 0};
 }

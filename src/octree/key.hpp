@@ -65,8 +65,27 @@ struct Key {
 };
 
 // Morton (z-order) comparison over the global coordinates, x least significant; a block sorts
-// before its descendants (ancestors first, as p4est orders octants).
-bool morton_less(const Key& a, const Key& b);
+// before its descendants (ancestors first, as p4est orders octants). Inline: sorts and the
+// binary searches of LeafSet call it in their inner loops (out of line it was the single
+// largest symbol of a refinement profile).
+constexpr bool morton_less(const Key& a, const Key& b) {
+  // Chan's trick: the axis whose coordinates differ in the most significant bit decides, with
+  // z above y above x in the interleaving. `best < diff && best < (best ^ diff)` is
+  // "msb(diff) > msb(best)".
+  const auto above = [](Coord best, Coord diff) { return best < diff && best < (best ^ diff); };
+  int axis_msb = 2;
+  Coord best = a.x[2] ^ b.x[2];
+  if (const Coord diff = a.x[1] ^ b.x[1]; above(best, diff)) {
+    best = diff;
+    axis_msb = 1;
+  }
+  if (const Coord diff = a.x[0] ^ b.x[0]; above(best, diff)) {
+    best = diff;
+    axis_msb = 0;
+  }
+  if (best == 0) return a.level < b.level;
+  return a.x[std::size_t(axis_msb)] < b.x[std::size_t(axis_msb)];
+}
 struct MortonLess {
   bool operator()(const Key& a, const Key& b) const { return morton_less(a, b); }
 };
