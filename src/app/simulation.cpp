@@ -20,6 +20,7 @@
 #include "octree/refine.hpp"
 #include "runtime/clock.hpp"
 #include "runtime/exact_reduce.hpp"
+#include "runtime/merge_family.hpp"
 #include "sfc/partition.hpp"
 #include "stencil/block_pool.hpp"
 #include "stencil/hash.hpp"
@@ -211,16 +212,11 @@ void Simulation::build_blocks(const octree::AdaptPlan& plan, std::vector<stencil
       fresh[i] = std::move(old[o.old_index]);
       domain_.cost[i] = old_cost[o.old_index];
     } else if (o.kind == octree::Origin::kMerged) {
-      std::array<const stencil::Block*, 8> children{};
-      double cost = 0;
-      for (std::size_t c = 0; c < 8; ++c) {
-        children[c] = &old[o.old_index + c];
-        cost += old_cost[o.old_index + c] / 8;
-      }
-      fresh[i] = pool.take(domain_.shape);
-      stencil::coarsen_into(children, fresh[i]);
-      domain_.cost[i] = cost;
-      for (std::size_t c = 0; c < 8; ++c) pool.give(old[o.old_index + c]);
+      runtime::MergedFamily m =
+          runtime::merge_family(std::span(old).subspan(o.old_index).first<8>(),
+                                old_cost.subspan(o.old_index).first<8>(), pool);
+      fresh[i] = std::move(m.block);
+      domain_.cost[i] = m.cost;
     }
   }
   for (std::size_t i = 0; i < n; ++i) {

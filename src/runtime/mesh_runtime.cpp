@@ -8,6 +8,7 @@
 #include <omp.h>
 #endif
 
+#include "runtime/merge_family.hpp"
 #include "runtime/migrate.hpp"
 #include "runtime/neighbourhood.hpp"
 #include "sfc/partition.hpp"
@@ -137,6 +138,46 @@ std::vector<std::size_t> family_starts(const octree::LeafSet& leaves,
     start[p] = continues ? start[p - 1] : p;
   }
   return start;
+}
+
+void merge_leaving(Domain& domain, std::vector<std::int8_t>& marks, std::vector<int>& targets,
+                   const std::vector<bool>& merges_away) {
+  // A family that merges and leaves is merged before it goes: one parent travels, marked to
+  // stay, instead of eight children (on a sphere moving over two ranks, two fifths of the
+  // blocks the cut before adaptation moved were such children). The parent sorts where its
+  // first child did.
+  if (std::ranges::none_of(merges_away, [](bool b) { return b; })) return;
+  const std::size_t n = domain.leaves.size();
+  std::vector<octree::Key> keys;
+  std::vector<stencil::Block> blocks;
+  std::vector<double> cost;
+  std::vector<std::int8_t> new_marks;
+  std::vector<int> new_targets;
+  for (std::size_t i = 0; i < n;) {
+    if (merges_away[i]) {
+      MergedFamily m =
+          merge_family(std::span(domain.blocks).subspan(i).first<8>(),
+                       std::span<const double>(domain.cost).subspan(i).first<8>(), domain.spare);
+      keys.push_back(octree::parent(domain.leaves[i]));
+      blocks.push_back(std::move(m.block));
+      cost.push_back(m.cost);
+      new_marks.push_back(octree::kStay);
+      new_targets.push_back(targets[i]);
+      i += 8;
+      continue;
+    }
+    keys.push_back(domain.leaves[i]);
+    blocks.push_back(std::move(domain.blocks[i]));
+    cost.push_back(domain.cost[i]);
+    new_marks.push_back(marks[i]);
+    new_targets.push_back(targets[i]);
+    ++i;
+  }
+  domain.leaves = octree::LeafSet(std::move(keys));
+  domain.blocks = std::move(blocks);
+  domain.cost = std::move(cost);
+  marks = std::move(new_marks);
+  targets = std::move(new_targets);
 }
 
 }  // namespace
@@ -278,12 +319,15 @@ std::int64_t MeshRuntime::rebalance_for_adapt(Domain& domain, const octree::Adap
   const std::vector<int> after =
       balanced_targets(octree::LeafSet(plan.keys), adapted_weights, shares, along);
   std::vector<int> targets(domain.leaves.size(), comm_.rank());
+  std::vector<bool> merges_away(domain.leaves.size(), false);  // at a family's first leaf
   for (std::size_t j = 0; j < plan.keys.size(); ++j) {
     const octree::Origin& o = plan.origin[j];
-    const std::size_t from = o.kind == octree::Origin::kMerged ? 8 : 1;
-    for (std::size_t c = 0; c < from; ++c) targets[o.old_index + c] = after[j];
+    const bool merged = o.kind == octree::Origin::kMerged;
+    for (std::size_t c = 0; c < (merged ? 8 : 1); ++c) targets[o.old_index + c] = after[j];
+    if (merged && after[j] != comm_.rank()) merges_away[o.old_index] = true;
   }
   if (!any_moves(targets)) return 0;
+  merge_leaving(domain, marks, targets, merges_away);
   // No mesh_changed: the adaptation that follows changes the mesh again and rebuilds then.
   return migrate(domain, targets, comm_, &marks);
 }

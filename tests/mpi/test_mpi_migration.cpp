@@ -1,6 +1,7 @@
 // The MPI runtimes on 1..4 ranks: migration, family gathering, empty ranks and rebalancing.
 // (shared set-up and conventions: runtime_fixtures.hpp)
 #include "runtime_fixtures.hpp"
+#include "stencil/split_coarsen.hpp"
 
 namespace {
 
@@ -401,6 +402,7 @@ TEST(Rebalance, BeforeAdaptLeavesNothingForTheBalanceAfter) {
   const int P = world_size(), me = world_rank();
   const RootGrid grid{{3, 2, 1}};
   const BlockShape shape{2, 2, 2, 1};
+  std::int64_t merged_and_moved = 0;
   for (const sfc::Curve curve : kCurves) {
     const auto space = space_of(curve, grid);
     runtime::StaticRuntime rt(MPI_COMM_WORLD, options(curve));
@@ -433,12 +435,36 @@ TEST(Rebalance, BeforeAdaptLeavesNothingForTheBalanceAfter) {
       std::sort(adapted_keys.begin(), adapted_keys.end(), octree::MortonLess{});
 
       rt.rebalance_for_adapt(d, plan, std::vector<std::int64_t>(plan.keys.size(), 1), marks);
+      // A merging family that changed rank arrives merged: its parent, to stay, holding what
+      // coarsening the children makes, at the mean of their costs.
+      const auto arrives_merged = [&](const Key& k) {
+        return k.level < octree::kMaxLevel && merging.count(octree::child(k, 0)) > 0;
+      };
       Problems p;
       if (marks.size() != d.leaves.size()) p.add("marks do not match the leaves");
-      for (std::size_t i = 0; p.none() && i < d.leaves.size(); ++i)
-        if (marks[i] != mark_of(d.leaves[i]))
-          p.add(str(d.leaves[i]) + " arrived with another mark");
+      std::int64_t parents = 0;
+      for (std::size_t i = 0; p.none() && i < d.leaves.size(); ++i) {
+        const Key& k = d.leaves[i];
+        if (!arrives_merged(k)) {
+          if (marks[i] != mark_of(k)) p.add(str(k) + " arrived with another mark");
+          continue;
+        }
+        ++parents;
+        if (marks[i] != octree::kStay) p.add(str(k) + ": a merged parent not marked to stay");
+        std::array<Block, 8> children;
+        std::array<const Block*, 8> from{};
+        double cost = 0;
+        for (int o = 0; o < 8; ++o) {
+          children[std::size_t(o)] = initial_block(octree::child(k, o), shape);
+          from[std::size_t(o)] = &children[std::size_t(o)];
+          cost += key_cost(octree::child(k, o)) / 8;
+        }
+        if (const auto diff = first_difference(d.blocks[i], stencil::coarsen(from), true))
+          p.add(str(k) + ": the merged parent " + *diff);
+        if (d.cost[i] != cost) p.add(str(k) + ": the merged parent's cost");
+      }
       EXPECT_TRUE(all_ranks(p.none(), what + ": " + p.text())) << what;
+      merged_and_moved += world_sum(parents);
 
       const octree::AdaptPlan again = octree::plan_adapt(d.leaves, marks);
       std::vector<Key> now;
@@ -456,6 +482,10 @@ TEST(Rebalance, BeforeAdaptLeavesNothingForTheBalanceAfter) {
                                            std::to_string(sent) + " blocks"))
           << what;
     }
+  }
+  // Some family merged on the rank it left (on more than one rank).
+  if (P > 1) {
+    EXPECT_GT(merged_and_moved, 0);
   }
 }
 
