@@ -70,6 +70,17 @@ bool LeafSet::family_complete(const Key& k) const {
   return true;
 }
 
+bool LeafSet::family_complete_at(std::size_t i) const {
+  const Key& k = keys_[i];
+  if (k.level == 0) return false;
+  const auto o = std::size_t(k.octant());
+  if (i < o || i - o + 8 > keys_.size()) return false;
+  const Key p = parent(k);
+  for (std::size_t c = 0; c < 8; ++c)
+    if (c != o && !(keys_[i - o + c] == child(p, int(c)))) return false;
+  return true;
+}
+
 std::vector<Key> root_leaves(const RootGrid& grid) {
   std::vector<Key> keys;
   keys.reserve(std::size_t(grid.count()));

@@ -41,6 +41,9 @@ class LeafSet {
   FaceLookup across(const Key& k, Face f, const RootGrid& grid) const;
   // True when all 8 children of k's parent are leaves here.
   bool family_complete(const Key& k) const;
+  // The same for the leaf at index i, without a search: a complete family is eight consecutive
+  // leaves in octant order, so the leaf's own octant says where the family starts.
+  bool family_complete_at(std::size_t i) const;
 
  private:
   std::vector<Key> keys_;

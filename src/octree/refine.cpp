@@ -13,7 +13,7 @@ std::vector<std::int8_t> initial_marks(const LeafSet& leaves, int max_level,
     const Key& k = leaves[i];
     int m = std::clamp(wanted(k), -1, 1);
     if (m == kRefine && k.level >= max_level) m = kStay;
-    if (m == kCoarsen && !leaves.family_complete(k)) m = kStay;  // also catches level 0
+    if (m == kCoarsen && !leaves.family_complete_at(i)) m = kStay;  // also catches level 0
     marks[i] = static_cast<std::int8_t>(m);
   }
   return marks;

@@ -132,7 +132,7 @@ std::vector<std::size_t> family_starts(const octree::LeafSet& leaves,
   std::vector<std::size_t> start(order.size());
   for (std::size_t p = 0; p < order.size(); ++p) {
     const octree::Key& k = leaves[order[p]];
-    const bool continues = p > 0 && k.level > 0 && leaves.family_complete(k) &&
+    const bool continues = p > 0 && k.level > 0 && leaves.family_complete_at(order[p]) &&
                            leaves[order[p - 1]].level == k.level &&
                            octree::parent(leaves[order[p - 1]]) == octree::parent(k);
     start[p] = continues ? start[p - 1] : p;

@@ -144,6 +144,40 @@ TEST(LeafSet, FindsSameCoarserAndFinerNeighboursByKey) {
   EXPECT_EQ(*leaves.find_covering(child(root_key(1, 0, 0), 6)), leaves.size() - 1);
 }
 
+TEST(LeafSet, FamilyCompleteAtAgreesWithTheSearch) {
+  // Random refinements of a 3x2x1 grid, then every contiguous slice of the curve (a rank's
+  // range, with families cut at both ends): the index rule agrees with the search.
+  const RootGrid g{{3, 2, 1}};
+  std::mt19937 rng(7);
+  std::vector<Key> keys = root_leaves(g);
+  for (int round = 0; round < 12; ++round) {
+    std::vector<Key> next;
+    for (const Key& k : keys) {
+      if (k.level < 3 && rng() % 3 == 0) {
+        for (int o = 0; o < 8; ++o) next.push_back(child(k, o));
+      } else {
+        next.push_back(k);
+      }
+    }
+    std::sort(next.begin(), next.end(), MortonLess{});
+    keys = next;
+  }
+  int complete = 0;
+  for (std::size_t first = 0; first < keys.size(); first += 5) {
+    for (const std::size_t last : {first + 1, first + 7, first + 9, first + 31, keys.size()}) {
+      if (last > keys.size()) continue;
+      const LeafSet slice(std::vector<Key>(keys.begin() + std::ptrdiff_t(first),
+                                           keys.begin() + std::ptrdiff_t(last)));
+      for (std::size_t i = 0; i < slice.size(); ++i) {
+        ASSERT_EQ(slice.family_complete_at(i), slice.family_complete(slice[i]))
+            << "leaf " << i << " of the slice from " << first << " to " << last;
+        complete += slice.family_complete_at(i) ? 1 : 0;
+      }
+    }
+  }
+  EXPECT_GT(complete, 0);
+}
+
 TEST(LeafSet, RootLeavesAreSortedForOddGrids) {
   const RootGrid g{{3, 5, 2}};
   const auto keys = root_leaves(g);
