@@ -332,9 +332,9 @@ void Simulation::refine_step(int ts, int iterations) {
   const std::int64_t rounds_before = stats_.closure_rounds;
   {
     // T_ref leaves out the balancing inside the step (gathering families, the balance before
-    // splitting, lb_opt 2), which T_lb counts, and the wait of the dynamic balancer's summaries
-    // for the ranks still in their timesteps, which T_comm counts, so that they add up to the
-    // step.
+    // splitting with the merging of families that leave, lb_opt 2), which T_lb counts, and the wait
+    // of the dynamic balancer's summaries for the ranks still in their timesteps, which T_comm
+    // counts, so that they add up to the step.
     runtime::Timers& timers = runtime_.timers();
     const auto others = [&] {
       return timers.get(runtime::Phase::kLoadBalance) + timers.get(runtime::Phase::kCommunicate);

@@ -119,8 +119,7 @@ AdaptPlan plan_adapt(const LeafSet& leaves, std::span<const std::int8_t> marks) 
     }
     // A family coarsens only when all 8 siblings are leaves here, all marked coarsen; they are
     // then consecutive in octant order, starting with octant 0.
-    if (marks[i] == kCoarsen && k.octant() == 0 && i + 8 <= leaves.size() &&
-        leaves.family_complete(k) &&
+    if (marks[i] == kCoarsen && k.octant() == 0 && leaves.family_complete_at(i) &&
         std::all_of(marks.begin() + std::ptrdiff_t(i), marks.begin() + std::ptrdiff_t(i + 8),
                     [](std::int8_t m) { return m == kCoarsen; })) {
       plan.keys.push_back(parent(k));

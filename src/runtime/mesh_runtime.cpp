@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <array>
+#include <new>
+#include <stdexcept>
 #include <utility>
+
+#include <fmt/format.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -132,7 +136,7 @@ std::vector<std::size_t> family_starts(const octree::LeafSet& leaves,
   std::vector<std::size_t> start(order.size());
   for (std::size_t p = 0; p < order.size(); ++p) {
     const octree::Key& k = leaves[order[p]];
-    const bool continues = p > 0 && k.level > 0 && leaves.family_complete_at(order[p]) &&
+    const bool continues = p > 0 && leaves.family_complete_at(order[p]) &&
                            leaves[order[p - 1]].level == k.level &&
                            octree::parent(leaves[order[p - 1]]) == octree::parent(k);
     start[p] = continues ? start[p - 1] : p;
@@ -326,8 +330,24 @@ std::int64_t MeshRuntime::rebalance_for_adapt(Domain& domain, const octree::Adap
     for (std::size_t c = 0; c < (merged ? 8 : 1); ++c) targets[o.old_index + c] = after[j];
     if (merged && after[j] != comm_.rank()) merges_away[o.old_index] = true;
   }
-  if (!any_moves(targets)) return 0;
-  merge_leaving(domain, marks, targets, merges_away);
+  // Merging allocates: a rank that cannot merge says so in the one reduction that tells every
+  // rank whether any block moves, so that no rank is left waiting in the migration. (A rank that
+  // merges a family away moves it, so merging before that reduction merges nothing in vain.)
+  int failed = comm_.size();
+  try {
+    merge_leaving(domain, marks, targets, merges_away);
+  } catch (const std::bad_alloc&) {
+    failed = comm_.rank();
+  }
+  std::array<int, 2> verdict{
+      failed, std::ranges::any_of(targets, [&](int t) { return t != comm_.rank(); }) ? -1 : 0};
+  comm_.note(1);
+  MPI_Allreduce(MPI_IN_PLACE, verdict.data(), 2, MPI_INT, MPI_MIN, comm_.get());
+  if (verdict[0] < comm_.size())
+    throw std::runtime_error(
+        fmt::format("out of memory on rank {} merging the families that leave it before migration",
+                    verdict[0]));
+  if (verdict[1] == 0) return 0;
   // No mesh_changed: the adaptation that follows changes the mesh again and rebuilds then.
   return migrate(domain, targets, comm_, &marks);
 }

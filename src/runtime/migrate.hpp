@@ -11,12 +11,14 @@
 
 namespace miniamr::runtime {
 
+// The most bytes of blocks in one migration message.
+inline constexpr std::size_t kMigrationMessageBytes = std::size_t{1} << 28;
+
 // Collective. Sends every local block i to targets[i] (when that is another rank) and merges
 // what arrives, keeping the leaves sorted. With `marks` (one refinement mark per local leaf),
 // each leaf's mark travels with it and `marks` ends up matching the new leaves. Returns the
 // number of blocks this rank sent. The blocks for one peer travel in messages of at most
 // `message_bytes` (at least one block each).
-inline constexpr std::size_t kMigrationMessageBytes = std::size_t{1} << 28;
 std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communicator& comm,
                      std::vector<std::int8_t>* marks = nullptr,
                      std::size_t message_bytes = kMigrationMessageBytes);

@@ -59,9 +59,10 @@ class Runtime {
   // Collective. The balance of `rebalance` ahead of an adaptation: the cut the balance after
   // `plan` (made from this rank's leaves and `marks`) would make of the adapted leaves, weighted
   // by `adapted_weights` (one per leaf of plan.keys), applied to the leaves they come from.
-  // `marks` travel with the blocks; the plans are left for the adaptation to rebuild, so the
-  // caller makes the plan again from the new leaves and adapts right after. Returns the blocks
-  // sent from here. `shares` as for rebalance.
+  // `marks` travel with the blocks; a family that merges and goes to another rank is merged
+  // first and travels as its parent, marked to stay. The plans are left for the adaptation to
+  // rebuild, so the caller makes the plan again from the new leaves and adapts right after.
+  // Returns the blocks sent from here (such a parent counts one). `shares` as for rebalance.
   // `along`: the adapted weights of the ranks before this one and of all, when the caller has
   // them (else one more collective finds them).
   virtual std::int64_t rebalance_for_adapt(

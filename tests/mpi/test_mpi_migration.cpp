@@ -64,11 +64,24 @@ void migrate_and_check(Domain& d, const runtime::Communicator& comm,
                        std::size_t message_bytes = runtime::kMigrationMessageBytes) {
   std::vector<int> targets;
   std::int64_t leaving = 0;
+  std::map<int, std::int64_t> per_peer;
   for (const Key& k : d.leaves.keys()) {
     targets.push_back(target(k));
-    if (targets.back() != comm.rank()) ++leaving;
+    if (targets.back() != comm.rank()) ++leaving, ++per_peer[targets.back()];
   }
+  // One header message per peer, then its blocks in messages of as many as message_bytes holds
+  // (at least one).
+  const std::int64_t per_message =
+      std::max<std::int64_t>(1, std::int64_t(message_bytes / (d.shape.doubles() * sizeof(double))));
+  std::int64_t messages = 0;
+  for (const auto& [peer, n] : per_peer) messages += 1 + (n + per_message - 1) / per_message;
+  const std::int64_t before = comm.traffic().messages;
   const std::int64_t sent = runtime::migrate(d, targets, comm, nullptr, message_bytes);
+  const std::int64_t posted = comm.traffic().messages - before;
+  EXPECT_TRUE(all_ranks(posted == messages, what + ": " + std::to_string(posted) +
+                                                " messages sent, expected " +
+                                                std::to_string(messages)))
+      << what;
   std::vector<Key> expected;
   for (const Key& k : all_keys)
     if (target(k) == comm.rank()) expected.push_back(k);
@@ -135,11 +148,16 @@ TEST(Migration, ScatteredTargetsArriveSorted) {
   migrate_and_check(
       d, comm, [P](const Key&) { return P - 1; }, keys, "all to the last rank");
   migrate_and_check(d, comm, go_home, keys, "back from the last rank");
-  // Each peer's blocks in messages of three blocks (and one of fewer), still in header order.
+  // Each peer's blocks in messages of three blocks (and one of fewer), still in header order,
+  // and with a limit below one block, one block a message.
   const std::size_t three = 3 * shape.doubles() * sizeof(double);
   migrate_and_check(
       d, comm, [P](const Key&) { return P - 1; }, keys, "three blocks a message", three);
   migrate_and_check(d, comm, go_home, keys, "home three blocks a message", three);
+  migrate_and_check(
+      d, comm, [P](const Key& k) { return int(key_hash(k, 29) % std::uint64_t(P)); }, keys,
+      "scattered three blocks a message", three);
+  migrate_and_check(d, comm, go_home, keys, "home one block a message", 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -434,7 +452,8 @@ TEST(Rebalance, BeforeAdaptLeavesNothingForTheBalanceAfter) {
         adapted_keys.insert(adapted_keys.end(), part.begin(), part.end());
       std::sort(adapted_keys.begin(), adapted_keys.end(), octree::MortonLess{});
 
-      rt.rebalance_for_adapt(d, plan, std::vector<std::int64_t>(plan.keys.size(), 1), marks);
+      const std::int64_t sent_ahead =
+          rt.rebalance_for_adapt(d, plan, std::vector<std::int64_t>(plan.keys.size(), 1), marks);
       // A merging family that changed rank arrives merged: its parent, to stay, holding what
       // coarsening the children makes, at the mean of their costs.
       const auto arrives_merged = [&](const Key& k) {
@@ -450,6 +469,8 @@ TEST(Rebalance, BeforeAdaptLeavesNothingForTheBalanceAfter) {
           continue;
         }
         ++parents;
+        if (before[index_of(keys, octree::child(k, 0))] == me)
+          p.add(str(k) + ": merged on the rank it did not leave");
         if (marks[i] != octree::kStay) p.add(str(k) + ": a merged parent not marked to stay");
         std::array<Block, 8> children;
         std::array<const Block*, 8> from{};
@@ -465,6 +486,11 @@ TEST(Rebalance, BeforeAdaptLeavesNothingForTheBalanceAfter) {
       }
       EXPECT_TRUE(all_ranks(p.none(), what + ": " + p.text())) << what;
       merged_and_moved += world_sum(parents);
+      // What was sent is what arrived from elsewhere, a merged parent one block.
+      std::int64_t arrived = 0;
+      for (const Key& k : d.leaves.keys())
+        arrived += before[index_of(keys, arrives_merged(k) ? octree::child(k, 0) : k)] != me;
+      EXPECT_EQ(world_sum(sent_ahead), world_sum(arrived)) << what;
 
       const octree::AdaptPlan again = octree::plan_adapt(d.leaves, marks);
       std::vector<Key> now;
@@ -483,7 +509,7 @@ TEST(Rebalance, BeforeAdaptLeavesNothingForTheBalanceAfter) {
           << what;
     }
   }
-  // Some family merged on the rank it left (on more than one rank).
+  // Some family merged on the rank it left.
   if (P > 1) {
     EXPECT_GT(merged_and_moved, 0);
   }
