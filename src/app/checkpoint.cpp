@@ -16,7 +16,6 @@
 #include <fstream>
 #include <map>
 #include <optional>
-#include <regex>
 #include <sstream>
 #include <system_error>
 
@@ -27,6 +26,7 @@
 #include "app/errors.hpp"
 #include "app/root_io.hpp"
 #include "h5/h5file.hpp"
+#include "io/numbered_name.hpp"
 #include "io/output_file.hpp"
 #include "io/printable.hpp"
 #include "sfc/partition.hpp"
@@ -245,14 +245,12 @@ std::string var_name(int v) {
 
 // Checkpoints in `dir` by timestep (complete ones only: temporary files have another name).
 std::map<int, std::string> checkpoints_in(const std::string& dir) {
-  static const std::regex name(R"(checkpoint\.(\d{6,})\.h5)");
   std::map<int, std::string> found;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
-    std::smatch m;
-    const std::string file = e.path().filename().string();
-    if (e.is_regular_file(ec) && std::regex_match(file, m, name))
-      found.emplace(std::atoi(m[1].str().c_str()), e.path().string());
+    const auto ts =
+        io::numbered_name(e.path().filename().string(), "checkpoint.", ".h5", /*min_digits=*/6);
+    if (ts && e.is_regular_file(ec)) found.emplace(*ts, e.path().string());
   }
   return found;
 }

@@ -10,7 +10,6 @@
 #include <map>
 #include <optional>
 #include <random>
-#include <regex>
 #include <sstream>
 #include <system_error>
 
@@ -21,6 +20,7 @@
 #include "app/memory_budget.hpp"
 #include "app/plot_files.hpp"
 #include "app/root_io.hpp"
+#include "io/numbered_name.hpp"
 #include "io/output_file.hpp"
 
 namespace miniamr::app {
@@ -153,17 +153,13 @@ std::vector<std::pair<int, std::string>> plotted_steps(const runtime::Communicat
                                                        const std::string& suffix) {
   // The first part may have named its files with fewer digits (the width follows --num_tsteps).
   const std::string listed = text_from_root(comm.get(), [&] {
-    const std::regex step_file(R"(plot\.(\d+))" +
-                               std::regex_replace(suffix, std::regex(R"(\.)"), R"(\.)"));
     std::map<int, std::string> found;
     std::error_code ec;
     const fs::path dir = config.plot_dir.empty() ? "." : config.plot_dir;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
-      std::smatch m;
       const std::string file = e.path().filename().string();
-      if (!std::regex_match(file, m, step_file)) continue;
-      const int ts = std::atoi(m[1].str().c_str());
-      if (ts <= timestep && (ts == 0 || ts % config.plot_freq == 0)) found[ts] = file;
+      const auto ts = io::numbered_name(file, "plot.", suffix);
+      if (ts && *ts <= timestep && (*ts == 0 || *ts % config.plot_freq == 0)) found[*ts] = file;
     }
     std::string text;
     for (const auto& [ts, file] : found) text += fmt::format("{} {}\n", ts, file);
