@@ -9,6 +9,7 @@
 
 #include "io/output_file.hpp"
 #include "io/printable.hpp"
+#include "runtime/mpi.hpp"
 
 namespace miniamr::runtime {
 
@@ -112,7 +113,7 @@ void put_event(Out& out, const TraceEvent& ev, int pid) {
 // match a receive posted elsewhere on the caller's communicator.
 struct CommGuard {
   MPI_Comm comm = MPI_COMM_NULL;
-  explicit CommGuard(MPI_Comm parent) { MPI_Comm_dup(parent, &comm); }
+  explicit CommGuard(MPI_Comm parent) : comm(duplicate(parent)) {}
   ~CommGuard() { MPI_Comm_free(&comm); }
   CommGuard(const CommGuard&) = delete;
   CommGuard& operator=(const CommGuard&) = delete;
