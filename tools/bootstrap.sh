@@ -15,7 +15,7 @@ case "$mode" in run | test | simulate) ;; *) echo "usage: $0 run|test|simulate" 
 packages=(build-essential cmake libopenmpi-dev openmpi-bin libfmt-dev libyaml-cpp-dev
           libgtest-dev libbenchmark-dev libtbb-dev nlohmann-json3-dev libtrilinos-kokkos-dev python3 python3-yaml
           python3-matplotlib clang-format help2man libhdf5-openmpi-dev python3-h5py python3-vtk9
-          libsimgrid-dev)
+          libsimgrid-dev libjemalloc2)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -82,6 +82,7 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
   const SimulatedPlatform platform = simulated_platform();
   r.simulated = platform.simulated;
   r.platform = platform.name;
+  r.host_allocator = platform.host_allocator;
   if (comm.is_root()) {
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);

@@ -22,6 +22,7 @@ struct Report {
   // A simulated run (the SMPI build): its times are the simulator's, on `platform`.
   bool simulated = false;
   std::string platform;
+  std::string host_allocator;  // the simulator's allocator (SimulatedPlatform::host_allocator)
   int ranks = 1;
   int threads = 1;                    // worker threads per rank
   std::string stencil_backend;        // the kernels that actually ran

@@ -149,8 +149,10 @@ void print_counters(std::FILE* out, const Report& r) {
              r.peak_rss_max / (1024.0 * 1024.0), r.field_bytes_max / (1024.0 * 1024.0));
   fmt::print(out, "{}\n", balance_outcome(r));
   if (r.simulated)
-    fmt::print(out, "Simulated on platform {} (SMPI): the times are simulated, not measured\n",
-               r.platform);
+    fmt::print(out,
+               "Simulated on platform {} (SMPI): the times are simulated, not measured (host "
+               "allocator {})\n",
+               r.platform, r.host_allocator);
 }
 
 void print_checksums(std::FILE* out, const Report& r) {

@@ -139,10 +139,13 @@ void write_identity(Writer& w, const Report& r) {
   w.kv(key("compatible_with"), "Mantevo miniAMR 1.7.0");
   w.kv(key("runtime"), r.runtime_name);
   w.kv(key("simulated"), r.simulated);
-  if (r.simulated)
+  if (r.simulated) {
     w.kv(key("platform"), r.platform);
-  else
+    w.kv(key("host_allocator"), r.host_allocator);
+  } else {
     w.null(key("platform"));
+    w.null(key("host_allocator"));
+  }
   w.kv(key("compute"), c.compute);
   w.kv(key("ranks"), r.ranks);
   w.kv(key("threads"), r.threads);

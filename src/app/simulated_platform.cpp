@@ -1,6 +1,7 @@
 #include "app/simulated_platform.hpp"
 
 #ifdef MINIAMR_SIMGRID
+#include <dlfcn.h>
 #include <simgrid/host.h>
 #include <simgrid/zone.h>
 #endif
@@ -14,6 +15,8 @@ SimulatedPlatform simulated_platform() {
   p.name = sg_zone_get_name(sg_zone_get_root());
   p.host = sg_host_get_name(sg_host_self());
   p.host_speed = sg_host_get_speed(sg_host_self());
+  // jemalloc's own control entry point exists only where jemalloc was loaded.
+  p.host_allocator = dlsym(RTLD_DEFAULT, "mallctl") != nullptr ? "jemalloc" : "glibc";
 #endif
   return p;
 }

@@ -8,7 +8,9 @@ checks of its input.
   --calibrate runs the calibration first;
 - 64 ranks (skipped, and said so, without smpirun or the simulation build): the deck on the
   4096-core cluster platform with each runtime finishes, says it is simulated on that platform
-  (stdout and results.yaml: simulated, platform, compute model, no checksum or digest), and
+  (stdout and results.yaml: simulated, platform, compute model, no checksum or digest), ran
+  under the allocator asked for (results.yaml host_allocator: jemalloc preloaded by default,
+  glibc with --allocator system), and
   ends with the same mesh, block for block per level, as a real 2-rank run: refinement, the
   partition and the messages ran for real;
 - the calibration is what prices the kernels: the same run with every cost a thousand times larger
@@ -151,9 +153,11 @@ def simulated_failures(tmp, miniamr_sim, real_miniamr, deck):
         run_dir = os.path.join(tmp, name)
         os.makedirs(run_dir)
         calibration = CALIBRATION if kind == "shipped" else write_calibration(run_dir, kind)
+        # The x1000 run keeps the system's malloc; the others get the preloaded jemalloc.
+        allocator = "system" if kind == "x1000" else "jemalloc"
         r = simulate(["--np", str(RANKS), "--platform", CLUSTER, "--calibration", calibration,
-                      "--miniamr", miniamr_sim, "--"] + common + ["--runtime", runtime],
-                     run_dir)
+                      "--miniamr", miniamr_sim, "--allocator", allocator, "--"] + common +
+                     ["--runtime", runtime], run_dir)
         if r.returncode != 0:
             failures.append(f"{name}: exit {r.returncode}: {r.stderr[-800:]}")
             continue
@@ -161,7 +165,9 @@ def simulated_failures(tmp, miniamr_sim, real_miniamr, deck):
             got = yaml.safe_load(f)
         if "Simulated on platform cluster_fat_tree (SMPI)" not in r.stdout:
             failures.append(f"{name}: the report does not say it was simulated")
+        host_allocator = "glibc" if allocator == "system" else "jemalloc"
         for key, value in (("simulated", True), ("platform", "cluster_fat_tree"),
+                           ("host_allocator", host_allocator),
                            ("compute", "model"), ("ranks", RANKS), ("field_digest", None),
                            ("final_checksums", None)):
             if got.get(key) != value:
