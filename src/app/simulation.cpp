@@ -147,10 +147,14 @@ std::uint64_t Simulation::field_digest() const {
   return total;
 }
 
-std::vector<std::int64_t> Simulation::level_counts() const {
-  std::vector<std::int64_t> counts(std::size_t(config_.num_refine) + 1, 0);
+std::vector<std::int64_t> Simulation::level_counts(std::span<std::int64_t> more) const {
+  const std::size_t levels = std::size_t(config_.num_refine) + 1;
+  std::vector<std::int64_t> counts(levels + more.size(), 0);
   for (const octree::Key& k : domain_.leaves.keys()) ++counts[std::size_t(k.level)];
+  std::ranges::copy(more, counts.begin() + std::ptrdiff_t(levels));
   runtime_.comm().sum_in_place(counts);
+  std::copy(counts.begin() + std::ptrdiff_t(levels), counts.end(), more.begin());
+  counts.resize(levels);
   return counts;
 }
 
@@ -183,14 +187,31 @@ bool refinement_follows(const Config& c, int ts) {
   return c.refine_freq - ts % c.refine_freq <= c.num_tsteps - ts;
 }
 
-void Simulation::apply_plan(const octree::AdaptPlan& plan) {
+void Simulation::check_peak(std::int64_t peak) const {
+  if (config_.max_blocks_given && peak > config_.max_blocks) {
+    throw RunError(fmt::format(
+        "refinement at timestep {} needs {} blocks on one rank, more than --max_blocks {}",
+        timestep_, peak, config_.max_blocks));
+  }
+  if (const std::string why =
+          does_not_fit(double(peak), domain_.shape, budget_,
+                       fmt::format("refinement at timestep {} needs", timestep_));
+      !why.empty())
+    throw RunError(why);
+}
+
+void Simulation::apply_plan(const octree::AdaptPlan& plan, std::int64_t peak) {
   std::vector<stencil::Block> old = std::move(domain_.blocks);
   std::vector<double> old_cost = std::move(domain_.cost);
   std::vector<stencil::Block> fresh;
   // Splitting and merging involve no other rank, so an allocation failure here can end every
-  // rank cleanly (the next step, mesh_changed, is collective).
+  // rank cleanly (the next step, mesh_changed, is collective). A rank whose peak is over its
+  // limits fails before allocating; the others allocate within theirs, and all then stop.
   all_or_none(runtime_.comm().get(), fmt::format("refining the mesh at timestep {}", timestep_),
-              [&] { build_blocks(plan, old, old_cost, fresh); });
+              [&] {
+                check_peak(peak);
+                build_blocks(plan, old, old_cost, fresh);
+              });
   domain_.blocks = std::move(fresh);
   domain_.leaves = octree::LeafSet(plan.keys);
   runtime_.mesh_changed(domain_);
@@ -229,7 +250,7 @@ void Simulation::build_blocks(const octree::AdaptPlan& plan, std::vector<stencil
   }
 }
 
-bool Simulation::refine_iteration(int ts) {
+bool Simulation::refine_iteration() {
   const int R = config_.num_refine;
   const auto cells = config_.block_cells();
   std::function<int(const octree::Key&)> wanted;
@@ -270,20 +291,9 @@ bool Simulation::refine_iteration(int ts) {
   const std::int64_t peak =
       std::int64_t(domain_.leaves.size()) + 7 * plan.splits + (plan.splits > 0 ? 1 : 0);
   stats_.max_blocks_rank = std::max(stats_.max_blocks_rank, peak);
-  const std::int64_t peak_max = runtime_.comm().max(peak);
-  if (config_.max_blocks_given && peak_max > config_.max_blocks) {
-    throw RunError(fmt::format(
-        "refinement at timestep {} needs {} blocks on one rank, more than --max_blocks {}", ts,
-        peak_max, config_.max_blocks));
-  }
-  // Every rank sees the same peak and budget, so all stop together before allocating.
-  if (const std::string why = does_not_fit(double(peak_max), domain_.shape, budget_,
-                                           fmt::format("refinement at timestep {} needs", ts));
-      !why.empty())
-    throw RunError(why);
   stats_.blocks_split += changed[0];
   stats_.blocks_reformed += changed[1];
-  if (changes > 0) apply_plan(plan);  // collective: every rank rebuilds its neighbourhood
+  if (changes > 0) apply_plan(plan, peak);  // collective: every rank rebuilds its neighbourhood
   return changes > 0;
 }
 
@@ -330,6 +340,7 @@ void Simulation::refine_step(int ts, int iterations) {
   const std::int64_t moved_before = stats_.blocks_moved_lb;
   const runtime::Communicator::Traffic traffic_before = runtime_.comm().traffic();
   const std::int64_t rounds_before = stats_.closure_rounds;
+  std::vector<std::int64_t> per_level;
   {
     // T_ref leaves out the balancing inside the step (gathering families, the balance before
     // splitting with the merging of families that leave, lb_opt 2), which T_lb counts, and the wait
@@ -346,10 +357,11 @@ void Simulation::refine_step(int ts, int iterations) {
     // Marks are recomputed from scratch each iteration with the same objects, so once an
     // iteration changes nothing, the remaining ones cannot either.
     for (int it = 0; it < iterations; ++it) {
-      if (!refine_iteration(ts)) break;
+      if (!refine_iteration()) break;
       if (config_.lb_opt == 2) maybe_rebalance(/*report=*/false);
     }
-    runtime_.comm().sum_in_place(step_counts_);
+    // The step's counts ride on the reduction of the blocks per level.
+    per_level = level_counts(step_counts_);
     stats_.blocks_moved_coarsen += step_counts_[0];
     stats_.closure_changes_sent += step_counts_[1];
     stats_.blocks_moved_lb += step_counts_[2];
@@ -358,7 +370,7 @@ void Simulation::refine_step(int ts, int iterations) {
     timers.add(runtime::Phase::kRefine, step - (others() - others_before));
   }
   trace_event("refine", t0, ts);
-  stats_.mesh_history.push_back({ts, level_counts()});
+  stats_.mesh_history.push_back({ts, std::move(per_level)});
   global_blocks_ = 0;
   for (const auto n : stats_.mesh_history.back().blocks_per_level) global_blocks_ += n;
   print_level_table(ts, stats_.mesh_history.back().blocks_per_level);

@@ -58,8 +58,11 @@ class Simulation {
   void refine_step(int ts, int iterations);
   // After refinement step `ts`: how many spare blocks to map ahead of the next one.
   void expect_storage(int ts);
-  bool refine_iteration(int ts);
-  void apply_plan(const octree::AdaptPlan& plan);
+  bool refine_iteration();
+  // Adapts the local blocks to `plan` (collective). `peak` is this rank's most blocks while it
+  // does: a rank over --max_blocks or its memory stops every rank before any allocates.
+  void apply_plan(const octree::AdaptPlan& plan, std::int64_t peak);
+  void check_peak(std::int64_t peak) const;
   // The local half of apply_plan: the blocks of the new mesh from the old ones.
   void build_blocks(const octree::AdaptPlan& plan, std::vector<stencil::Block>& old,
                     std::span<const double> old_cost, std::vector<stencil::Block>& fresh);
@@ -117,7 +120,9 @@ class Simulation {
   std::vector<double> current_checksums() const;
   std::uint64_t field_digest() const;
   void check_sums(const std::vector<double>& sums);
-  std::vector<std::int64_t> level_counts() const;
+  // Blocks per level over all ranks; `more`, this rank's counts, is summed over the ranks in the
+  // same reduction.
+  std::vector<std::int64_t> level_counts(std::span<std::int64_t> more = {}) const;
   void print_level_table(int ts, const std::vector<std::int64_t>& counts);
   // The same on every rank: whether the verbose lines are made (collectives included).
   bool verbose_run() const {
