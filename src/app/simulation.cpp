@@ -147,15 +147,40 @@ std::uint64_t Simulation::field_digest() const {
   return total;
 }
 
-std::vector<std::int64_t> Simulation::level_counts(std::span<std::int64_t> more) const {
+std::vector<std::int64_t> Simulation::level_counts(std::span<std::int64_t> more,
+                                                   std::span<std::int64_t> maxima) const {
   const std::size_t levels = std::size_t(config_.num_refine) + 1;
   std::vector<std::int64_t> counts(levels + more.size(), 0);
   for (const octree::Key& k : domain_.leaves.keys()) ++counts[std::size_t(k.level)];
   std::ranges::copy(more, counts.begin() + std::ptrdiff_t(levels));
-  runtime_.comm().sum_in_place(counts);
+  if (maxima.empty())
+    runtime_.comm().sum_in_place(counts);
+  else
+    runtime_.comm().sum_and_max_in_place(counts, maxima);
   std::copy(counts.begin() + std::ptrdiff_t(levels), counts.end(), more.begin());
   counts.resize(levels);
   return counts;
+}
+
+namespace {
+
+// The most and (negated) the fewest blocks of this rank, for a reduction by maximum.
+std::array<std::int64_t, 2> extremes_of(std::int64_t blocks) {
+  return {blocks, -blocks};
+}
+
+sfc::LoadSpread spread_from(std::int64_t sum, const std::array<std::int64_t, 2>& extremes,
+                            int ranks) {
+  return {sum, -extremes[1], extremes[0], ranks};
+}
+
+}  // namespace
+
+sfc::LoadSpread Simulation::block_spread() const {
+  std::array<std::int64_t, 1> sum{std::int64_t(domain_.leaves.size())};
+  auto extremes = extremes_of(sum[0]);
+  runtime_.comm().sum_and_max_in_place(sum, extremes);
+  return spread_from(sum[0], extremes, runtime_.comm().size());
 }
 
 void Simulation::print_level_table(int ts, const std::vector<std::int64_t>& counts) {
@@ -341,6 +366,7 @@ void Simulation::refine_step(int ts, int iterations) {
   const runtime::Communicator::Traffic traffic_before = runtime_.comm().traffic();
   const std::int64_t rounds_before = stats_.closure_rounds;
   std::vector<std::int64_t> per_level;
+  auto extremes = extremes_of(0);
   {
     // T_ref leaves out the balancing inside the step (gathering families, the balance before
     // splitting with the merging of families that leave, lb_opt 2), which T_lb counts, and the wait
@@ -360,8 +386,10 @@ void Simulation::refine_step(int ts, int iterations) {
       if (!refine_iteration()) break;
       if (config_.lb_opt == 2) maybe_rebalance(/*report=*/false);
     }
-    // The step's counts ride on the reduction of the blocks per level.
-    per_level = level_counts(step_counts_);
+    // The step's counts and the spread of the ranks' blocks ride on the reduction of the
+    // blocks per level.
+    extremes = extremes_of(std::int64_t(domain_.leaves.size()));
+    per_level = level_counts(step_counts_, extremes);
     stats_.blocks_moved_coarsen += step_counts_[0];
     stats_.closure_changes_sent += step_counts_[1];
     stats_.blocks_moved_lb += step_counts_[2];
@@ -375,7 +403,8 @@ void Simulation::refine_step(int ts, int iterations) {
   for (const auto n : stats_.mesh_history.back().blocks_per_level) global_blocks_ += n;
   print_level_table(ts, stats_.mesh_history.back().blocks_per_level);
   // Unlike the reference, uniform meshes are balanced too: ownership never changes results.
-  if (config_.lb_opt >= 1) maybe_rebalance(/*report=*/true);
+  if (config_.lb_opt >= 1)
+    maybe_rebalance(/*report=*/true, spread_from(global_blocks_, extremes, runtime_.comm().size()));
   if (balancer_) balancer_->refinement_moved(ts, stats_.blocks_moved_lb - moved_before);
   const auto traffic = runtime_.comm().traffic() - traffic_before;
   stats_.refine_traffic.push_back(
@@ -467,16 +496,14 @@ double Simulation::balance_horizon(int ts) const {
   return double(steps) * config_.stages_per_ts;
 }
 
-void Simulation::maybe_rebalance(bool report) {
+void Simulation::maybe_rebalance(bool report, std::optional<sfc::LoadSpread> known) {
   if (!cut_shares_) return;
-  const auto loads = runtime_.comm().allgather(std::int64_t(domain_.leaves.size()));
+  const sfc::LoadSpread loads = known ? *known : block_spread();
   if (equal_shares() && !sfc::needs_balance(loads, config_.inbalance)) return;
-  auto line = [&](const char* when, std::span<const std::int64_t> l) {
+  auto line = [&](const char* when, const sfc::LoadSpread& l) {
     if (!report || !verbose_output()) return;
-    const auto [lo, hi] = std::minmax_element(l.begin(), l.end());
-    std::int64_t sum = 0;
-    for (auto x : l) sum += x;
-    fmt::print(out_, "{} ave {} min {} max {}\n", when, sum / std::int64_t(l.size()), *lo, *hi);
+    fmt::print(out_, "{} ave {} min {} max {}\n", when, l.sum / std::int64_t(l.ranks), l.min,
+               l.max);
   };
   line("before", loads);
   const double t0 = trace_ != nullptr ? trace_->now_us() : 0.0;
@@ -485,8 +512,7 @@ void Simulation::maybe_rebalance(bool report) {
   stats_.blocks_moved_lb += runtime_.comm().sum(sent);
   ++stats_.load_balances;
   stats_.max_blocks_rank = std::max(stats_.max_blocks_rank, std::int64_t(domain_.leaves.size()));
-  if (report && verbose_run())
-    line("after", runtime_.comm().allgather(std::int64_t(domain_.leaves.size())));
+  if (report && verbose_run()) line("after", block_spread());
 }
 
 void Simulation::print_comm_partners() const {

@@ -19,6 +19,7 @@
 #include "runtime/domain.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/trace.hpp"
+#include "sfc/partition.hpp"
 #include "stencil/exact_sum.hpp"
 #include "stencil/variable_kernels.hpp"
 
@@ -71,7 +72,8 @@ class Simulation {
   std::optional<std::vector<double>> refinement_shares(int ts);
   bool equal_shares() const;  // of cut_shares_, which holds a value
   // Cuts the current leaves into cut_shares_ when the counts call for it.
-  void maybe_rebalance(bool report);
+  // `known`: the spread of the ranks' blocks as they are, if already reduced.
+  void maybe_rebalance(bool report, std::optional<sfc::LoadSpread> known = std::nullopt);
   // Collective. Balances the old leaves by what `plan` makes of them, moving `marks` along;
   // One rank's numbers of a refinement iteration, gathered from every rank in one collective.
   struct AdaptCounts {
@@ -120,9 +122,12 @@ class Simulation {
   std::vector<double> current_checksums() const;
   std::uint64_t field_digest() const;
   void check_sums(const std::vector<double>& sums);
-  // Blocks per level over all ranks; `more`, this rank's counts, is summed over the ranks in the
-  // same reduction.
-  std::vector<std::int64_t> level_counts(std::span<std::int64_t> more = {}) const;
+  // Blocks per level over all ranks, in one reduction with `more` (this rank's counts, summed
+  // over the ranks) and `maxima` (the most over the ranks).
+  std::vector<std::int64_t> level_counts(std::span<std::int64_t> more = {},
+                                         std::span<std::int64_t> maxima = {}) const;
+  // The spread of the ranks' block counts, in one reduction.
+  sfc::LoadSpread block_spread() const;
   void print_level_table(int ts, const std::vector<std::int64_t>& counts);
   // The same on every rank: whether the verbose lines are made (collectives included).
   bool verbose_run() const {

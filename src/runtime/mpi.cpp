@@ -1,5 +1,6 @@
 #include "runtime/mpi.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #ifdef MINIAMR_SIMGRID
@@ -60,6 +61,33 @@ void Communicator::sum_in_place(std::span<std::int64_t> v) const {
   note(1);
   MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_INT64_T, MPI_SUM, comm_);
 }
+namespace {
+
+// An MPI user operation over [n, n values to add, values to take the maximum of]: the count
+// travels with the data, as MPI passes an operation nothing else. n is the same on every rank.
+void sum_then_max(void* in, void* inout, int* len, MPI_Datatype*) {
+  const auto* a = static_cast<const std::int64_t*>(in);
+  auto* b = static_cast<std::int64_t*>(inout);
+  const std::int64_t sums = a[0];
+  for (int i = 1; i < *len; ++i) b[i] = i <= sums ? a[i] + b[i] : std::max(a[i], b[i]);
+}
+
+}  // namespace
+
+void Communicator::sum_and_max_in_place(std::span<std::int64_t> sums,
+                                        std::span<std::int64_t> maxima) const {
+  std::vector<std::int64_t> v{std::int64_t(sums.size())};
+  v.insert(v.end(), sums.begin(), sums.end());
+  v.insert(v.end(), maxima.begin(), maxima.end());
+  MPI_Op op = MPI_OP_NULL;
+  MPI_Op_create(&sum_then_max, /*commute=*/1, &op);
+  note(1);
+  MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_INT64_T, op, comm_);
+  MPI_Op_free(&op);
+  std::copy(v.begin() + 1, v.begin() + 1 + std::ptrdiff_t(sums.size()), sums.begin());
+  std::copy(v.end() - std::ptrdiff_t(maxima.size()), v.end(), maxima.begin());
+}
+
 std::int64_t Communicator::sum(std::int64_t v) const {
   note(1);
   MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT64_T, MPI_SUM, comm_);

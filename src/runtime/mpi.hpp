@@ -45,6 +45,8 @@ class Communicator {
   bool is_root() const { return rank_ == 0; }
 
   void sum_in_place(std::span<std::int64_t> values) const;
+  // Sums `sums` and takes the maxima of `maxima` over the ranks, in one reduction.
+  void sum_and_max_in_place(std::span<std::int64_t> sums, std::span<std::int64_t> maxima) const;
   std::int64_t sum(std::int64_t v) const;
   std::int64_t max(std::int64_t v) const;
   double max(double v) const;

@@ -100,13 +100,21 @@ void keep_families_nearest(std::span<int> targets, std::span<const std::size_t> 
   }
 }
 
-bool needs_balance(std::span<const std::int64_t> loads, int inbalance_percent) {
-  if (loads.empty()) return false;
+LoadSpread spread_of(std::span<const std::int64_t> loads) {
+  if (loads.empty()) return {};
   const auto [lo, hi] = std::minmax_element(loads.begin(), loads.end());
   std::int64_t sum = 0;
   for (auto l : loads) sum += l;
-  if (sum == 0 || *hi <= *lo + 1) return false;
-  return double(*hi - *lo) * double(loads.size()) / double(sum) > inbalance_percent / 100.0;
+  return {sum, *lo, *hi, int(loads.size())};
+}
+
+bool needs_balance(const LoadSpread& l, int inbalance_percent) {
+  if (l.ranks == 0 || l.sum == 0 || l.max <= l.min + 1) return false;
+  return double(l.max - l.min) * double(l.ranks) / double(l.sum) > inbalance_percent / 100.0;
+}
+
+bool needs_balance(std::span<const std::int64_t> loads, int inbalance_percent) {
+  return needs_balance(spread_of(loads), inbalance_percent);
 }
 
 }  // namespace miniamr::sfc

@@ -70,8 +70,16 @@ void keep_families_together(std::span<int> targets, std::span<const std::size_t>
 // a family instead of a whole one. Targets stay non-decreasing.
 void keep_families_nearest(std::span<int> targets, std::span<const std::size_t> family_start);
 
+// The per-rank loads as the imbalance test reads them.
+struct LoadSpread {
+  std::int64_t sum = 0, min = 0, max = 0;
+  int ranks = 0;
+};
+LoadSpread spread_of(std::span<const std::int64_t> loads_per_rank);
+
 // The reference's imbalance test: max - min over the per-rank loads exceeds one block and,
 // relative to the mean load, `inbalance_percent`.
+bool needs_balance(const LoadSpread& loads, int inbalance_percent);
 bool needs_balance(std::span<const std::int64_t> loads_per_rank, int inbalance_percent);
 
 }  // namespace miniamr::sfc

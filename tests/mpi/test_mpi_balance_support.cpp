@@ -1,12 +1,15 @@
-// The load balancer's two helpers on 1..4 ranks: the link model that prices a migration, and
-// the ownership directory that tells every rank where a given-away block went.
+// The load balancer's helpers on 1..4 ranks: the link model that prices a migration, the
+// ownership directory that tells every rank where a given-away block went, and the one
+// reduction of sums and maxima that gives the spread of the ranks' loads.
 //
 // Every check goes through all_ranks() so that all ranks reach the same verdict and none
 // leaves a collective early.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -48,6 +51,27 @@ Key key_of(int rank, int j) {
 }
 
 constexpr int kKeysPerRank = 6;
+
+TEST(Communicator, SumAndMaxInOneReduction) {
+  const Communicator comm(MPI_COMM_WORLD);
+  const std::int64_t r = comm.rank(), P = comm.size();
+  // Values that differ by rank, so that a sum taken for a maximum (or the reverse) shows.
+  std::vector<std::int64_t> sums{r + 1, 10 * r, -r};
+  std::vector<std::int64_t> maxima{r, -r, 7, (r * 5) % 3};
+  comm.sum_and_max_in_place(sums, maxima);
+  std::int64_t most_mod = 0;
+  for (std::int64_t q = 0; q < P; ++q) most_mod = std::max(most_mod, (q * 5) % 3);
+  const std::vector<std::int64_t> want_sums{P * (P + 1) / 2, 10 * P * (P - 1) / 2,
+                                            -P * (P - 1) / 2};
+  const std::vector<std::int64_t> want_maxima{P - 1, 0, 7, most_mod};
+  EXPECT_TRUE(all_ranks(sums == want_sums && maxima == want_maxima, "sums or maxima differ"));
+  // No maxima: a plain sum; no sums: plain maxima.
+  std::vector<std::int64_t> only{r};
+  comm.sum_and_max_in_place(only, {});
+  std::vector<std::int64_t> top{r};
+  comm.sum_and_max_in_place({}, top);
+  EXPECT_TRUE(all_ranks(only[0] == P * (P - 1) / 2 && top[0] == P - 1, "one-sided reduction"));
+}
 
 TEST(LinkModel, PositiveFiniteAndIdenticalOnAllRanks) {
   Communicator comm;
