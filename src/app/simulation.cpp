@@ -148,39 +148,30 @@ std::uint64_t Simulation::field_digest() const {
 }
 
 std::vector<std::int64_t> Simulation::level_counts(std::span<std::int64_t> more,
-                                                   std::span<std::int64_t> maxima) const {
+                                                   sfc::LoadSpread* spread) const {
   const std::size_t levels = std::size_t(config_.num_refine) + 1;
   std::vector<std::int64_t> counts(levels + more.size(), 0);
   for (const octree::Key& k : domain_.leaves.keys()) ++counts[std::size_t(k.level)];
   std::ranges::copy(more, counts.begin() + std::ptrdiff_t(levels));
-  if (maxima.empty())
-    runtime_.comm().sum_in_place(counts);
-  else
-    runtime_.comm().sum_and_max_in_place(counts, maxima);
+  // The most and (negated) the fewest blocks of a rank, reduced by maximum.
+  const auto blocks = std::int64_t(domain_.leaves.size());
+  std::array<std::int64_t, 2> extremes{blocks, -blocks};
+  runtime_.comm().sum_and_max_in_place(counts,
+                                       spread ? std::span(extremes) : std::span<std::int64_t>());
   std::copy(counts.begin() + std::ptrdiff_t(levels), counts.end(), more.begin());
   counts.resize(levels);
+  if (spread) {
+    std::int64_t sum = 0;
+    for (const auto n : counts) sum += n;
+    *spread = {sum, -extremes[1], extremes[0], runtime_.comm().size()};
+  }
   return counts;
 }
 
-namespace {
-
-// The most and (negated) the fewest blocks of this rank, for a reduction by maximum.
-std::array<std::int64_t, 2> extremes_of(std::int64_t blocks) {
-  return {blocks, -blocks};
-}
-
-sfc::LoadSpread spread_from(std::int64_t sum, const std::array<std::int64_t, 2>& extremes,
-                            int ranks) {
-  return {sum, -extremes[1], extremes[0], ranks};
-}
-
-}  // namespace
-
 sfc::LoadSpread Simulation::block_spread() const {
-  std::array<std::int64_t, 1> sum{std::int64_t(domain_.leaves.size())};
-  auto extremes = extremes_of(sum[0]);
-  runtime_.comm().sum_and_max_in_place(sum, extremes);
-  return spread_from(sum[0], extremes, runtime_.comm().size());
+  sfc::LoadSpread spread;
+  level_counts({}, &spread);
+  return spread;
 }
 
 void Simulation::print_level_table(int ts, const std::vector<std::int64_t>& counts) {
@@ -366,7 +357,7 @@ void Simulation::refine_step(int ts, int iterations) {
   const runtime::Communicator::Traffic traffic_before = runtime_.comm().traffic();
   const std::int64_t rounds_before = stats_.closure_rounds;
   std::vector<std::int64_t> per_level;
-  auto extremes = extremes_of(0);
+  sfc::LoadSpread spread;
   {
     // T_ref leaves out the balancing inside the step (gathering families, the balance before
     // splitting with the merging of families that leave, lb_opt 2), which T_lb counts, and the wait
@@ -388,8 +379,7 @@ void Simulation::refine_step(int ts, int iterations) {
     }
     // The step's counts and the spread of the ranks' blocks ride on the reduction of the
     // blocks per level.
-    extremes = extremes_of(std::int64_t(domain_.leaves.size()));
-    per_level = level_counts(step_counts_, extremes);
+    per_level = level_counts(step_counts_, &spread);
     stats_.blocks_moved_coarsen += step_counts_[0];
     stats_.closure_changes_sent += step_counts_[1];
     stats_.blocks_moved_lb += step_counts_[2];
@@ -403,8 +393,7 @@ void Simulation::refine_step(int ts, int iterations) {
   for (const auto n : stats_.mesh_history.back().blocks_per_level) global_blocks_ += n;
   print_level_table(ts, stats_.mesh_history.back().blocks_per_level);
   // Unlike the reference, uniform meshes are balanced too: ownership never changes results.
-  if (config_.lb_opt >= 1)
-    maybe_rebalance(/*report=*/true, spread_from(global_blocks_, extremes, runtime_.comm().size()));
+  if (config_.lb_opt >= 1) maybe_rebalance(/*report=*/true, spread);
   if (balancer_) balancer_->refinement_moved(ts, stats_.blocks_moved_lb - moved_before);
   const auto traffic = runtime_.comm().traffic() - traffic_before;
   stats_.refine_traffic.push_back(

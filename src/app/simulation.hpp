@@ -123,9 +123,9 @@ class Simulation {
   std::uint64_t field_digest() const;
   void check_sums(const std::vector<double>& sums);
   // Blocks per level over all ranks, in one reduction with `more` (this rank's counts, summed
-  // over the ranks) and `maxima` (the most over the ranks).
+  // over the ranks) and, when asked for, the `spread` of the ranks' block counts.
   std::vector<std::int64_t> level_counts(std::span<std::int64_t> more = {},
-                                         std::span<std::int64_t> maxima = {}) const;
+                                         sfc::LoadSpread* spread = nullptr) const;
   // The spread of the ranks' block counts, in one reduction.
   sfc::LoadSpread block_spread() const;
   void print_level_table(int ts, const std::vector<std::int64_t>& counts);

@@ -296,9 +296,8 @@ std::vector<int> MeshRuntime::balanced_targets(const octree::LeafSet& leaves,
   return targets;
 }
 
-bool MeshRuntime::any_moves(std::span<const int> targets) const {
-  return comm_.any(
-      std::any_of(targets.begin(), targets.end(), [&](int t) { return t != comm_.rank(); }));
+bool MeshRuntime::sends_any(std::span<const int> targets) const {
+  return std::ranges::any_of(targets, [&](int t) { return t != comm_.rank(); });
 }
 
 std::int64_t MeshRuntime::rebalance(Domain& domain, std::span<const std::int64_t> weights,
@@ -339,8 +338,7 @@ std::int64_t MeshRuntime::rebalance_for_adapt(Domain& domain, const octree::Adap
   } catch (const std::bad_alloc&) {
     failed = comm_.rank();
   }
-  std::array<int, 2> verdict{
-      failed, std::ranges::any_of(targets, [&](int t) { return t != comm_.rank(); }) ? -1 : 0};
+  std::array<int, 2> verdict{failed, sends_any(targets) ? -1 : 0};
   comm_.note(1);
   MPI_Allreduce(MPI_IN_PLACE, verdict.data(), 2, MPI_INT, MPI_MIN, comm_.get());
   if (verdict[0] < comm_.size())

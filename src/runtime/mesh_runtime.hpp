@@ -99,8 +99,10 @@ class MeshRuntime : public Runtime {
                                     std::span<const std::int64_t> weights,
                                     std::span<const double> shares,
                                     std::optional<Communicator::PrefixSum> along = {}) const;
+  // Whether a target of this rank's blocks is another rank.
+  bool sends_any(std::span<const int> targets) const;
   // Collective. Whether a target on any rank is not the block's holder.
-  bool any_moves(std::span<const int> targets) const;
+  bool any_moves(std::span<const int> targets) const { return comm_.any(sends_any(targets)); }
   // Called at the end of mesh_changed, for the mapper's own plans.
   virtual void plans_changed(const Domain& domain) = 0;
 
