@@ -130,8 +130,13 @@ std::vector<balance::RankSummary> LoadBalancer::summaries(std::int64_t work,
   // the others, and that wait is the timesteps' (communication), not balancing.
   MINIAMR_TIMED(rt_.timers(), kCommunicate);
   static_assert(std::is_trivially_copyable_v<balance::RankSummary>);
-  const balance::RankSummary mine{
-      work, blocks, window_.speed(), window_.noise(), seconds_per_stage_, rebuild_s_};
+  const balance::RankSummary mine{work,
+                                  blocks,
+                                  window_.speed(),
+                                  window_.noise(),
+                                  window_.speed_error(),
+                                  seconds_per_stage_,
+                                  rebuild_s_};
   std::vector<balance::RankSummary> all(std::size_t(rt_.comm().size()));
   rt_.comm().allgather_bytes(&mine, sizeof mine, all.data());
   return all;
@@ -163,9 +168,11 @@ void LoadBalancer::refinement_moved(int ts, std::int64_t blocks) {
       blocks * std::int64_t(runtime::migrated_block_bytes(config_.block_shape()));
   record(ts, cut_ranks_, blocks > 0);
   if (rt_.comm().is_root() && !config_.lb_log_path.empty()) {
-    std::vector<double> noise(cut_ranks_.size()), measured(cut_ranks_.size());
+    std::vector<double> noise(cut_ranks_.size()), error(cut_ranks_.size()),
+        measured(cut_ranks_.size());
     for (std::size_t r = 0; r < noise.size(); ++r) {
       noise[r] = cut_ranks_[r].noise;
+      error[r] = cut_ranks_[r].speed_error;
       measured[r] = cut_ranks_[r].seconds_per_stage;
     }
     const Json line{{"timestep", ts},
@@ -173,6 +180,7 @@ void LoadBalancer::refinement_moved(int ts, std::int64_t blocks) {
                     {"shares", cut_shares_},
                     {"speeds", balance::rank_speeds(cut_ranks_)},
                     {"noise", noise},
+                    {"speed_error", error},
                     {"measured_s_per_stage", measured},
                     {"predicted_s_per_stage_before", rank_times(cut_ranks_)},
                     {"blocks", blocks}};

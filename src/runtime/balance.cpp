@@ -38,6 +38,10 @@ double noise_of(const RankSummary& r) {
   return r.speed > 0 ? r.noise : kUnknownNoise;
 }
 
+double speed_error_of(const RankSummary& r) {
+  return r.speed > 0 ? r.speed_error : kUnknownNoise;
+}
+
 double imbalance(std::span<const double> t) {
   const double mean = std::accumulate(t.begin(), t.end(), 0.0) / double(t.size());
   return mean > 0 ? *std::ranges::max_element(t) / mean : 1.0;
@@ -112,6 +116,13 @@ double SpeedWindow::noise() const {
          median({samples_.begin(), samples_.end()});
 }
 
+double SpeedWindow::speed_error() const {
+  if (samples_.size() < kMinNoiseSamples) return kUnknownNoise;
+  // The median of n normal samples deviates by sqrt(pi / 2) / sqrt(n) of one.
+  const double n = double(std::min(samples_.size(), speed_samples_));
+  return noise() * 1.2533 / std::sqrt(n);
+}
+
 double NoiseRule::margin(double noise) const {
   return factor * std::max(noise, floor);
 }
@@ -121,10 +132,10 @@ std::vector<double> settled_speeds(std::span<const RankSummary> ranks,
                                    double held_imbalance) {
   std::vector<double> s = rank_speeds(ranks);
   const double mid = median(s);
-  // A speed relative to the median is as uncertain as the rank's own measurement or the
-  // typical rank's, whichever is worse.
+  // A speed relative to the median is as uncertain as the rank's own estimate or the typical
+  // rank's, whichever is worse.
   std::vector<double> noise(ranks.size());
-  for (std::size_t r = 0; r < ranks.size(); ++r) noise[r] = noise_of(ranks[r]);
+  for (std::size_t r = 0; r < ranks.size(); ++r) noise[r] = speed_error_of(ranks[r]);
   const double typical = median(noise);
   // The measured outcome of the shares held: a noise estimate that takes a drift of the mesh
   // for noise must not keep shares under which the ranks are measurably apart.

@@ -27,6 +27,7 @@ struct RankSummary {
   std::int64_t blocks = 0;       // blocks it holds
   double speed = 0;              // model units per second of compute (0: never measured)
   double noise = 0;              // relative spread of its measured speeds (0: unknown)
+  double speed_error = 0;        // relative standard error of `speed` (a median of samples)
   double seconds_per_stage = 0;  // measured over its last interval
   double rebuild_s = 0;          // measured: its last migration's time beyond moving the bytes
 };
@@ -50,6 +51,11 @@ class SpeedWindow {
   std::size_t size() const { return samples_.size(); }
   double speed() const;  // 0 while empty
   double noise() const;  // kUnknownNoise with fewer than kMinNoiseSamples samples
+  // The relative standard error of speed(), the median of n samples of deviation noise():
+  // noise() * 1.2533 / sqrt(n). A difference of speeds is judged by this, not by the spread of
+  // one sample: a rank twice as slow stays twice as slow under a noise of 20% a sample.
+  // kUnknownNoise while noise() is unknown.
+  double speed_error() const;
 
  private:
   std::size_t speed_samples_, noise_samples_;
@@ -73,11 +79,11 @@ std::vector<double> rank_speeds(std::span<const RankSummary> ranks);
 // median, kept at a `previous` value other than 1 where it lies within kHysteresis noise
 // margins of it (hysteresis: a cut does not follow the wobble of a measurement), else at 1 where it
 // lies within the margin of the median (equal shares when speeds agree within the noise). A rank's
-// margin is that of its own noise or of the median noise, whichever is larger. Ranks never measured
-// count as the mean of the measured ones. `previous` is empty or one per rank. Hysteresis holds
-// only while the shares it keeps are seen to work: when the ranks' measured seconds per stage
-// under them are more than `held_imbalance` apart (max over mean; 0: never), the speeds are
-// taken afresh.
+// margin is that of the standard error of its speed or of the median rank's, whichever is larger.
+// Ranks never measured count as the mean of the measured ones. `previous` is empty or one per rank.
+// Hysteresis holds only while the shares it keeps are seen to work: when the ranks' measured
+// seconds per stage under them are more than `held_imbalance` apart (max over mean; 0: never), the
+// speeds are taken afresh.
 std::vector<double> settled_speeds(std::span<const RankSummary> ranks,
                                    std::span<const double> previous, const NoiseRule& rule,
                                    double held_imbalance = 0);

@@ -66,6 +66,7 @@ std::vector<int> targets(const runtime::Communicator& comm, balance::Strategy s,
   mine.blocks = std::int64_t(c.weights.size());
   mine.speed = speed;
   mine.noise = 0.01;
+  mine.speed_error = 0.01;
   std::vector<balance::RankSummary> all(std::size_t(comm.size()));
   MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm.get());
   const auto speeds = balance::settled_speeds(all, {}, {});
