@@ -23,6 +23,22 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import miniamr_results  # noqa: E402
 
 
+def revision_problems(revision):
+    """Why a run's provenance.git_revision is not the source tree's commit (when the tree is a
+    git checkout): a build reads the revision at every build, not once at configure time."""
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    try:
+        head = subprocess.run(["git", "-C", source, "rev-parse", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return []  # not a git checkout (a release tarball): "unknown" is right
+    commit = revision.removesuffix("-dirty").rsplit("-g", 1)[-1]
+    if len(commit) < 4 or not head.startswith(commit):
+        return [f"provenance.git_revision {revision!r} is not the source tree's commit "
+                f"{head[:12]} (a stale build, or a revision read only at configure time)"]
+    return []
+
+
 def key_problems(doc, name):
     """Why the top-level keys of a results document are not results_keys.txt's, in order."""
     want = miniamr_results.expected_keys(doc.get("runtime"), doc.get("num_objects", 0))
@@ -112,6 +128,7 @@ def main():
                         "date_utc"):
                 if not prov.get(key):
                     problems.append(f"provenance.{key} empty")
+            problems += revision_problems(prov.get("git_revision", ""))
             if prov.get("batch_job") != "SLURM_JOB_ID=4242":
                 problems.append(f"provenance.batch_job {prov.get('batch_job')!r}")
             if "--results" not in prov.get("command_line", ""):
