@@ -299,8 +299,8 @@ bool Simulation::refine_iteration() {
   for (const AdaptCounts& c : all) changed[0] += c.splits, changed[1] += c.merges;
   const std::int64_t changes = changed[0] + changed[1];
   // The balance leaves the plans to the adaptation, so it runs only when one follows.
-  if (changes > 0 && cuts && balance_before_adapt(plan, adapted, all, marks))
-    plan = octree::plan_adapt(domain_.leaves, marks);
+  if (changes > 0) adapted_mesh_cut_ = cuts && balance_before_adapt(plan, adapted, all, marks);
+  if (changes > 0 && adapted_mesh_cut_) plan = octree::plan_adapt(domain_.leaves, marks);
 
   // Merges come before splits, and a parent is released after its eighth child is made, so the
   // peak is at most the old blocks plus 7 per split plus the parent being split.
@@ -371,6 +371,7 @@ void Simulation::refine_step(int ts, int iterations) {
     const auto start = runtime::Clock::now();
     ++stats_.refine_steps;
     cut_shares_ = refinement_shares(ts);
+    adapted_mesh_cut_ = false;
     // Marks are recomputed from scratch each iteration with the same objects, so once an
     // iteration changes nothing, the remaining ones cannot either.
     for (int it = 0; it < iterations; ++it) {
@@ -392,8 +393,11 @@ void Simulation::refine_step(int ts, int iterations) {
   global_blocks_ = 0;
   for (const auto n : stats_.mesh_history.back().blocks_per_level) global_blocks_ += n;
   print_level_table(ts, stats_.mesh_history.back().blocks_per_level);
-  // Unlike the reference, uniform meshes are balanced too: ownership never changes results.
-  if (config_.lb_opt >= 1) maybe_rebalance(/*report=*/true, spread);
+  // Unlike the reference, uniform meshes are balanced too: ownership never changes results. A
+  // mesh cut as it was adapted is already the balanced one (the same leaves, weights and shares
+  // give the same cut): checking that would cost three collectives.
+  const bool cut = adapted_mesh_cut_ && weights_survive_adaptation();
+  if (config_.lb_opt >= 1 && !cut) maybe_rebalance(/*report=*/true, spread);
   if (balancer_) balancer_->refinement_moved(ts, stats_.blocks_moved_lb - moved_before);
   const auto traffic = runtime_.comm().traffic() - traffic_before;
   stats_.refine_traffic.push_back(
@@ -464,6 +468,12 @@ std::optional<std::vector<double>> Simulation::refinement_shares(int ts) {
 
 bool Simulation::equal_shares() const {
   return std::ranges::all_of(*cut_shares_, [&](double s) { return s == cut_shares_->front(); });
+}
+
+bool Simulation::weights_survive_adaptation() const {
+  // The dynamic balancer weighs blocks by their cells unless by the model; the static cut by
+  // blocks unless by the model or measured costs.
+  return balancer_ ? config_.lb_weight != LbWeight::kModel : config_.lb_weight == LbWeight::kBlocks;
 }
 
 std::vector<std::int64_t> Simulation::balance_weights() const {

@@ -71,6 +71,10 @@ class Simulation {
   // equal), or nothing when it makes none (one rank, or a dynamic balancer that does not cut).
   std::optional<std::vector<double>> refinement_shares(int ts);
   bool equal_shares() const;  // of cut_shares_, which holds a value
+  // Whether a leaf's cut weight is the same before and after an adaptation (it depends neither
+  // on its neighbours nor on measurements), so that a cut of the adapted leaves made before the
+  // adaptation is the cut the balance after it would make.
+  bool weights_survive_adaptation() const;
   // Cuts the current leaves into cut_shares_ when the counts call for it.
   // `known`: the spread of the ranks' blocks as they are, if already reduced.
   void maybe_rebalance(bool report, std::optional<sfc::LoadSpread> known = std::nullopt);
@@ -161,7 +165,9 @@ class Simulation {
   std::array<std::int64_t, 3> step_counts_{0, 0, 0};
   std::unique_ptr<LoadBalancer> balancer_;
   std::optional<std::vector<double>> cut_shares_;  // of the refinement step under way
-  std::unique_ptr<FieldPlot> field_plot_;          // with --plot_format xdmf or vtkhdf
+  // Whether the step's last adaptation was cut into cut_shares_ before it was made.
+  bool adapted_mesh_cut_ = false;
+  std::unique_ptr<FieldPlot> field_plot_;  // with --plot_format xdmf or vtkhdf
 };
 
 }  // namespace miniamr::app
