@@ -299,8 +299,10 @@ bool Simulation::refine_iteration() {
   for (const AdaptCounts& c : all) changed[0] += c.splits, changed[1] += c.merges;
   const std::int64_t changes = changed[0] + changed[1];
   // The balance leaves the plans to the adaptation, so it runs only when one follows.
-  if (changes > 0) adapted_mesh_cut_ = cuts && balance_before_adapt(plan, adapted, all, marks);
-  if (changes > 0 && adapted_mesh_cut_) plan = octree::plan_adapt(domain_.leaves, marks);
+  if (changes > 0) {
+    adapted_mesh_cut_ = cuts && balance_before_adapt(plan, adapted, all, marks);
+    if (adapted_mesh_cut_) plan = octree::plan_adapt(domain_.leaves, marks);
+  }
 
   // Merges come before splits, and a parent is released after its eighth child is made, so the
   // peak is at most the old blocks plus 7 per split plus the parent being split.

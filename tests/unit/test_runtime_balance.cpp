@@ -29,6 +29,13 @@ RankSummary rank(std::int64_t work, std::int64_t blocks, double speed, double no
   return r;
 }
 
+// A rank's summary as the balancer makes it from its speed window.
+RankSummary measured(std::int64_t work, std::int64_t blocks, const SpeedWindow& w) {
+  RankSummary r = rank(work, blocks, w.speed(), w.noise());
+  r.speed_error = w.speed_error();
+  return r;
+}
+
 Price cheap_price() {
   return {LinkModel{1e-6, 1e10}, 1e4};
 }
@@ -133,8 +140,7 @@ TEST(SettledSpeeds, ARankTwiceAsSlowIsSeenSoUnderHeavyNoise) {
       std::vector<RankSummary> r(2);
       for (std::size_t k = 0; k < 2; ++k) {
         w[k].add((k == 0 ? 2e6 : 1e6) * (1.0 + u(rng)));
-        r[k] = rank(1000, 10, w[k].speed(), w[k].noise());
-        r[k].speed_error = w[k].speed_error();
+        r[k] = measured(1000, 10, w[k]);
       }
       if (w[0].size() < kMinNoiseSamples) continue;
       const auto settled = settled_speeds(r, {}, NoiseRule{});
@@ -308,8 +314,7 @@ Outcome run_machine(const std::vector<double>& true_speeds, double noise, int in
     std::vector<RankSummary> ranks(P);
     for (std::size_t r = 0; r < P; ++r) {
       windows[r].add(true_speeds[r] * (1.0 + noise * u(rng)));
-      ranks[r] = rank(blocks[r] * kWeight, blocks[r], windows[r].speed(), windows[r].noise());
-      ranks[r].speed_error = windows[r].speed_error();
+      ranks[r] = measured(blocks[r] * kWeight, blocks[r], windows[r]);
     }
     const auto speeds = settled_speeds(ranks, settled, b.rule.noise);
     const Proposal p = propose(ranks, {Strategy::kSfc, 1, speeds, 100, cheap_price()});
