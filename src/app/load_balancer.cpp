@@ -114,9 +114,9 @@ LoadBalancer::LoadBalancer(const Config& config, runtime::Runtime& runtime)
   if (!config_.lb_replay_path.empty()) replay_ = read_replay_log(config_, comm);
 }
 
-void LoadBalancer::ran(std::int64_t work, std::int64_t blocks, int stages, double compute_seconds) {
-  const double dt = compute_seconds - last_compute_;
-  last_compute_ = compute_seconds;
+void LoadBalancer::ran(std::int64_t work, std::int64_t blocks, int stages, double step_seconds) {
+  const double dt = step_seconds - last_steps_;
+  last_steps_ = step_seconds;
   work_ = work;
   blocks_ = blocks;
   if (work <= 0 || stages <= 0 || !(dt > 0)) return;  // a rank with nothing to do keeps its speed

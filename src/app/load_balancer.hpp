@@ -51,8 +51,8 @@ class LoadBalancer {
   LoadBalancer(const Config& config, runtime::Runtime& runtime);
 
   // After each batch of `stages` stages: this rank's work per stage then (the sum of its blocks'
-  // model weights), its blocks, and its compute seconds so far.
-  void ran(std::int64_t work, std::int64_t blocks, int stages, double compute_seconds);
+  // model weights), its blocks, and its seconds in unit steps so far (Timers::steps).
+  void ran(std::int64_t work, std::int64_t blocks, int stages, double step_seconds);
 
   // Collective, once at the start of refinement step `ts`: the shares (one per rank, as
   // MeshRuntime::rebalance takes them) to cut the adapted mesh by, or nothing when this
@@ -118,7 +118,7 @@ class LoadBalancer {
 
   // This rank's measurements.
   runtime::balance::SpeedWindow window_;
-  double last_compute_ = 0;
+  double last_steps_ = 0;
   double seconds_per_stage_ = 0;        // over the last batch
   double rebuild_s_ = 0;                // the last migration's time beyond its bytes
   std::int64_t work_ = 0, blocks_ = 0;  // at the last batch

@@ -732,7 +732,7 @@ void Simulation::run() {
       if (balancer_) {
         const std::vector<std::int64_t> w = balance_weights();
         balancer_->ran(std::accumulate(w.begin(), w.end(), std::int64_t{0}), std::int64_t(w.size()),
-                       n * config_.stages_per_ts, timers.get(runtime::Phase::kCompute));
+                       n * config_.stages_per_ts, timers.steps());
       }
     }
     account_timestep(ts - batch_first);

@@ -107,11 +107,13 @@ std::vector<std::vector<double>> Mapper::run_uniform(Domain& domain,
 
   // Accounting: compute is the workers' mean time in unit steps (their fills, sweeps and packs)
   // and the compact copies; checksum the wait for the last reductions; communicate the rest.
-  double busy = 0;
+  double busy = 0, steps = 0;
   for (const double b : meter_.busy) busy += b;
+  for (const double b : meter_.block_seconds) steps += b;
   const double compute = busy / double(T) + copies;
   const double wall = seconds_since(wall0);
   timers_.add(Phase::kCompute, compute);
+  timers_.add_steps(steps / double(T));
   timers_.add(Phase::kChecksum, reducing);
   timers_.add(Phase::kCommunicate, std::max(0.0, wall - compute - reducing));
   const double S = double(stages.size());

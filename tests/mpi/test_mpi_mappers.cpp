@@ -319,6 +319,32 @@ TYPED_TEST(Conformance, EmptyRanksAndBlocksThatNeedNoMessage) {
   }
 }
 
+// The seconds in unit steps (what the dynamic balancer measures speeds on) are the blocks'
+// measured times over the workers, a part of compute that leaves out driving the messages.
+TYPED_TEST(Conformance, StepSecondsAreTheBlocksTimesWithinCompute) {
+  const int P = world_size(), me = world_rank();
+  const RootGrid grid{{2, 2, 1}};
+  const BlockShape shape{4, 4, 4, 4};
+  const std::vector<Key> keys = random_mesh(grid, 2, 30, 181);
+  const auto targets =
+      cut_whole(keys, space_of(sfc::Curve::kMorton, grid), random_weights(keys.size(), 4, 182), P);
+  Domain d = make_domain(grid, shape, share(keys, targets, me));
+  const ThreadScope threads(TypeParam::kThreads);
+  auto rt = TestFixture::make(sfc::Curve::kMorton);
+  rt->mesh_changed(d);
+  d.cost.clear();  // no records yet: the batch's are its own seconds
+  const auto stages = stage_batch(7, 4, 2, 6, nullptr);
+  rt->run_stages(d, stages);
+  const runtime::Timers& t = rt->timers();
+  double blocks_seconds = 0;
+  for (const double c : d.cost) blocks_seconds += c;
+  blocks_seconds *= double(stages.size()) / double(rt->threads());
+  EXPECT_NEAR(t.steps(), blocks_seconds, 1e-9 * (1 + blocks_seconds)) << rt->name();
+  EXPECT_EQ(t.steps() > 0, !d.leaves.empty()) << rt->name();
+  // (the blocks' shares of a step's seconds add up to it but for rounding)
+  EXPECT_LE(t.steps(), t.get(runtime::Phase::kCompute) * (1 + 1e-9)) << rt->name();
+}
+
 // The Kokkos back end really runs when asked for, and gives the native bits.
 TYPED_TEST(Conformance, KernelsReportTheBackEndThatRan) {
   const int me = world_rank();
