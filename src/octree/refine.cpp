@@ -54,14 +54,17 @@ class Propagator {
   void effects(const MarkChange& c, bool from_here) {
     const Key& k = c.key;
     for (const Face f : kFaces) {
-      if (!face_neighbour(k, f, grid_)) continue;
+      const auto n = face_neighbour(k, f, grid_);
+      if (!n) continue;
       if (from_here) posted_ += mailbox_.post_across(f, c);
-      const FaceLookup across = leaves_.across(k, f, grid_);
-      if (across.relation == Relation::kSame && c.mark == kRefine) {
-        raise(across.index[0], kStay);
-      } else if (across.relation == Relation::kCoarser) {
-        raise(across.index[0], c.mark == kRefine ? kRefine : kStay);
-      }
+      // The leaf covering the neighbour is the same-level one or a coarser one; finer leaves
+      // across (no covering leaf) are raised by no rule, so they are not looked up.
+      const auto i = leaves_.find_covering(*n);
+      if (!i) continue;
+      if (leaves_[*i].level < k.level)
+        raise(*i, c.mark == kRefine ? kRefine : kStay);
+      else if (c.mark == kRefine)
+        raise(*i, kStay);
     }
     if (k.level > 0 && c.mark >= kStay) {
       const Key family = parent(k);

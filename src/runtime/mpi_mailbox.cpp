@@ -39,8 +39,12 @@ void MpiMailbox::set_neighbourhood(Neighbourhood nb, const octree::RootGrid& gri
     for (const octree::Face f : octree::kFaces) {
       const auto n = octree::face_neighbour(k, f, grid);
       if (!n) continue;
-      const octree::FaceLookup across = all_.across(k, f, grid);
-      if (across.relation == octree::Relation::kCoarser) related[across.index[0]] = true;
+      // A same-level or coarser leaf across covers the neighbour; else the finer leaves within
+      // it that touch k.
+      if (const auto c = all_.find_covering(*n)) {
+        related[*c] = true;
+        continue;
+      }
       const auto [first, last] = all_.range_within(*n);
       for (std::size_t j = first; j < last; ++j)
         if (touching(k, all_[j])) related[j] = true;
@@ -77,12 +81,13 @@ void MpiMailbox::post_to(std::size_t leaf, const octree::MarkChange& change, int
 
 int MpiMailbox::post_across(octree::Face f, const octree::MarkChange& change) {
   int posted = 0;
-  const octree::FaceLookup across = all_.across(change.key, f, grid_);
-  // A same-level leaf reacts to a refine only, a finer one to nothing (R1-R3).
-  const bool same_level = across.relation == octree::Relation::kSame;
-  if (across.relation == octree::Relation::kCoarser ||
-      (same_level && change.mark == octree::kRefine))
-    post_to(across.index[0], change, posted);
+  const auto n = octree::face_neighbour(change.key, f, grid_);
+  if (!n) return posted;
+  // The leaf covering the neighbour is the same-level or a coarser one: a coarser leaf reacts
+  // to any mark, a same-level one to a refine only, a finer one to nothing (R1-R3).
+  const auto i = all_.find_covering(*n);
+  if (i && (all_[*i].level < change.key.level || change.mark == octree::kRefine))
+    post_to(*i, change, posted);
   return posted;
 }
 
