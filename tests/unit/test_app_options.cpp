@@ -661,6 +661,37 @@ TEST(Deck, ParseDeckKeepsLineNumbersAndWords) {
   EXPECT_THROW(parse_deck("a b = 1\n", "d.txt"), UsageError);
 }
 
+Config input_deck(const std::string& name) {
+  return cfg({std::string(MINIAMR_INPUTS) + "/" + name});
+}
+
+// Every deck shipped in inputs/ is one the options accept (parsing validates the whole run).
+TEST(InputDecks, EveryShippedDeckParses) {
+  int decks = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(MINIAMR_INPUTS)) {
+    if (entry.path().extension() != ".deck") continue;
+    ++decks;
+    EXPECT_EQ(error_of({entry.path().string()}), "") << entry.path();
+  }
+  EXPECT_GE(decks, 8);
+}
+
+// The weak-scaling deck is the cluster deck as the problem of one rank: one root block (so
+// `miniamr-study weak` gives each rank one), everything else the same.
+TEST(InputDecks, TheWeakDeckIsTheClusterDeckOnOneRootBlock) {
+  const Config weak = input_deck("two_spheres-weak.deck");
+  const Config cluster = input_deck("two_spheres-cluster.deck");
+  EXPECT_EQ(weak.root_blocks(), (std::array<int, 3>{1, 1, 1}));
+  EXPECT_NE(cluster.root_blocks(), weak.root_blocks());
+  EXPECT_EQ(weak.objects, cluster.objects);
+  EXPECT_EQ(weak.block_shape(), cluster.block_shape());
+  EXPECT_EQ(weak.num_refine, cluster.num_refine);
+  EXPECT_EQ(weak.num_tsteps, cluster.num_tsteps);
+  EXPECT_EQ(weak.refine_freq, cluster.refine_freq);
+  EXPECT_EQ(weak.stages_per_ts, cluster.stages_per_ts);
+  EXPECT_EQ(weak.checksum_freq, cluster.checksum_freq);
+}
+
 // ---- Help --------------------------------------------------------------------------------------
 
 TEST(Options, HelpMentionsEveryOption) {
