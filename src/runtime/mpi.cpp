@@ -72,6 +72,19 @@ void sum_then_max(void* in, void* inout, int* len, MPI_Datatype*) {
   for (int i = 1; i < *len; ++i) b[i] = i <= sums ? a[i] + b[i] : std::max(a[i], b[i]);
 }
 
+// A user operation, freed when it goes out of scope (an error thrown by the reduction too).
+class UserOp {
+ public:
+  explicit UserOp(MPI_User_function* f) { MPI_Op_create(f, /*commute=*/1, &op_); }
+  ~UserOp() { MPI_Op_free(&op_); }
+  UserOp(const UserOp&) = delete;
+  UserOp& operator=(const UserOp&) = delete;
+  MPI_Op get() const { return op_; }
+
+ private:
+  MPI_Op op_ = MPI_OP_NULL;
+};
+
 }  // namespace
 
 void Communicator::sum_and_max_in_place(std::span<std::int64_t> sums,
@@ -79,11 +92,9 @@ void Communicator::sum_and_max_in_place(std::span<std::int64_t> sums,
   std::vector<std::int64_t> v{std::int64_t(sums.size())};
   v.insert(v.end(), sums.begin(), sums.end());
   v.insert(v.end(), maxima.begin(), maxima.end());
-  MPI_Op op = MPI_OP_NULL;
-  MPI_Op_create(&sum_then_max, /*commute=*/1, &op);
+  const UserOp op(&sum_then_max);
   note(1);
-  MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_INT64_T, op, comm_);
-  MPI_Op_free(&op);
+  MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_INT64_T, op.get(), comm_);
   std::copy(v.begin() + 1, v.begin() + 1 + std::ptrdiff_t(sums.size()), sums.begin());
   std::copy(v.end() - std::ptrdiff_t(maxima.size()), v.end(), maxima.begin());
 }
