@@ -164,6 +164,18 @@ def check_compare(c):
     summary = read_csv(os.path.join(out, "summary.csv"))
     c.check(all(s["ratio_to_static"] for s in summary if s["variant"] != "static"),
             f"compare: ratios to static missing: {summary}")
+    # One repetition: the run against the static run of its repetition is the ratio of the two.
+    for s in summary:
+        if s["variant"] == "static":
+            c.check(not s["paired_ratio_to_static"], f"compare: static paired with itself: {s}")
+            continue
+        ratio = float(s["ratio_to_static"])
+        c.check(s["static_pairs"] == "1" and
+                abs(float(s["paired_ratio_to_static"]) - ratio) <= 1e-3 * ratio and
+                s["paired_static_min"] == s["paired_ratio_to_static"] == s["paired_static_max"],
+                f"compare: paired ratio to static: {s}")
+    c.check("against the static run of the same repetition" in p.stdout,
+            "compare: the terminal table shows no paired ratios to static", p)
     why = png_problem(os.path.join(out, "compare.png"))
     c.check(why is None, f"compare: compare.png: {why}")
     c.check("time loop by phase" in p.stdout and " refine  balance" in p.stdout,

@@ -20,7 +20,8 @@ SUMMARY_COLUMNS = ["study", "deck", "point", "ranks", "threads", "root_grid", "v
                    "work_efficiency", "ratio_to_reference", "ratio_to_static",
                    "pairs", "paired_ratio_to_reference", "paired_ratio_min", "paired_ratio_max",
                    "refine_ratio_to_reference", "refine_ratio_min", "refine_ratio_max",
-                   "field_digest", "oversubscribed", "simulated"]
+                   "static_pairs", "paired_ratio_to_static", "paired_static_min",
+                   "paired_static_max", "field_digest", "oversubscribed", "simulated"]
 # The phases (averages over ranks) a summary gives the median of: its column, runs.csv's column.
 PHASE_COLUMNS = [("comp_median", "T_comp"), ("comm_median", "T_comm"),
                  ("checksum_median", "T_checksum"), ("ref_median", "T_ref"), ("lb_median", "T_lb")]
@@ -159,11 +160,12 @@ def static_baseline(labels):
     return next((l for l in labels if l.split("@", 1)[0].strip() == "static"), None)
 
 
-def paired_ratios(rows, point, variant, figure):
-    """figure(run) / figure(reference run) for each repetition where both finished: runs next to
-    each other in time, so that a host whose speed drifts moves both sides of each ratio."""
+def paired_ratios(rows, point, variant, figure, mate_variant="reference"):
+    """figure(run) / figure(mate run) for each repetition where both finished, the mate being the
+    run of `mate_variant` (the reference, or the static runtime): runs next to each other in time,
+    so that a host whose speed drifts moves both sides of each ratio."""
     ref = {str(r["rep"]): r for r in rows
-           if r["point"] == point and r["variant"] == "reference" and finished(r)}
+           if r["point"] == point and r["variant"] == mate_variant and finished(r)}
     out = []
     for r in rows:
         mate = ref.get(str(r["rep"]))
@@ -258,6 +260,11 @@ def summarize(rows, kind):
         st = out.get((point, static)) if static else None
         if st and variant != static and "wall_median" in st:
             s["ratio_to_static"] = s["wall_median"] / st["wall_median"]
+            walls = paired_ratios(rows, point, variant, lambda r: _num(r["wall_s"]), static)
+            if walls:
+                s.update({"paired_ratio_to_static": statistics.median(walls),
+                          "paired_static_min": min(walls), "paired_static_max": max(walls),
+                          "static_pairs": len(walls)})
     table = []
     for s in out.values():
         table.append({c: (_fmt(s.get(c)) if isinstance(s.get(c), float) else s.get(c, ""))
@@ -330,6 +337,15 @@ def text_table(stats):
         lines.append(f"{s['point']:8s} {s['variant'][:28]:28s} {cell('time_loop_median')} "
                      f"{cell('comp_median')} {cell('comm_median')} {cell('checksum_median')} "
                      f"{cell('ref_median')} {cell('lb_median')}")
+    against_static = [s for s in stats if s.get("paired_ratio_to_static") is not None]
+    if against_static:
+        lines.append("")
+        lines.append("against the static run of the same repetition, median (min..max):")
+    for s in against_static:
+        lines.append(f"{s['point']:8s} {s['variant'][:28]:28s} "
+                     f"wall {s['paired_ratio_to_static']:.3f} "
+                     f"({s['paired_static_min']:.3f}..{s['paired_static_max']:.3f}), "
+                     f"{s['static_pairs']} pair(s)")
     paired = [s for s in stats if s.get("paired_ratio_to_reference") is not None]
     if paired:
         lines.append("")
