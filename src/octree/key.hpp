@@ -101,6 +101,13 @@ Key last_descendant(const Key& k);
 bool contains(const Key& a, const Key& b);
 // The same-level block across `f`, or nothing at the domain boundary.
 std::optional<Key> face_neighbour(const Key& k, Face f, const RootGrid& grid);
+// Whether face f of k lies inside k's parent, so that the block across it is a sibling: covered
+// by a leaf of k's level or by finer leaves, never by a coarser one.
+constexpr bool face_inside_parent(const Key& k, Face f) {
+  if (k.level == 0) return false;
+  const Coord h = side(k.level);
+  return ((k.x[std::size_t(axis(f))] & h) != 0) != is_upper(f);
+}
 
 // Position of a root block on the Morton curve over the root grid (for tests and ordering).
 std::string to_string(const Key& k);

@@ -54,6 +54,9 @@ class Propagator {
   void effects(const MarkChange& c, bool from_here) {
     const Key& k = c.key;
     for (const Face f : kFaces) {
+      // Across a face inside the parent lies a sibling, never a coarser leaf: only a refine
+      // raises it.
+      if (c.mark != kRefine && face_inside_parent(k, f)) continue;
       const auto n = face_neighbour(k, f, grid_);
       if (!n) continue;
       if (from_here) posted_ += mailbox_.post_across(f, c);

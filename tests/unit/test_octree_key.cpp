@@ -87,6 +87,26 @@ TEST(Key, FaceNeighboursAndBoundaries) {
   for (const Face f : kFaces) EXPECT_EQ(opposite(opposite(f)), f);
 }
 
+// A face lies inside the parent exactly when the block across it is a sibling; roots have none.
+TEST(Key, FaceInsideParentIsTheFaceToASibling) {
+  const RootGrid g{{2, 2, 2}};
+  int inside = 0;
+  for (const Key& root : root_leaves(g)) {
+    for (const Face f : kFaces) EXPECT_FALSE(face_inside_parent(root, f));
+    for (int o = 0; o < 8; ++o)
+      for (int o2 = 0; o2 < 8; ++o2) {
+        const Key k = child(child(root, o), o2);
+        for (const Face f : kFaces) {
+          const auto n = face_neighbour(k, f, g);
+          const bool sibling = n && parent(*n) == parent(k);
+          EXPECT_EQ(face_inside_parent(k, f), sibling) << k << " face " << int(f);
+          inside += sibling ? 1 : 0;
+        }
+      }
+  }
+  EXPECT_EQ(inside, 8 * 64 * 3);  // three of each leaf's six faces
+}
+
 TEST(Key, HashSeparatesLevels) {
   std::unordered_set<Key> set;
   const Key r = root_key(0, 0, 0);
