@@ -23,6 +23,32 @@ bool touching(const octree::Key& a, const octree::Key& b) {
   }
   return contacts == 1;
 }
+
+// Whether leaf i of `leaves` touches a leaf for which `pick` holds, or has a leaf sibling for
+// which it holds. Across each face lies a same-level or coarser leaf covering the neighbour, or
+// the finer leaves within it, of which those touching leaf i count.
+template <class Pick>
+bool touches_or_sibling(const octree::LeafSet& leaves, std::size_t i, const octree::RootGrid& grid,
+                        Pick&& pick) {
+  const octree::Key& k = leaves[i];
+  for (const octree::Face f : octree::kFaces) {
+    const auto n = octree::face_neighbour(k, f, grid);
+    if (!n) continue;
+    if (const auto c = leaves.find_covering(*n)) {
+      if (pick(*c)) return true;
+      continue;
+    }
+    const auto [first, last] = leaves.range_within(*n);
+    for (std::size_t j = first; j < last; ++j)
+      if (pick(j) && touching(k, leaves[j])) return true;
+  }
+  if (k.level == 0) return false;
+  const auto [first, last] = leaves.range_within(octree::parent(k));
+  for (std::size_t j = first; j < last; ++j)
+    if (j != i && leaves[j].level == k.level && pick(j)) return true;
+  return false;
+}
+
 }  // namespace
 
 void MpiMailbox::set_neighbourhood(Neighbourhood nb, const octree::RootGrid& grid) {
@@ -31,29 +57,12 @@ void MpiMailbox::set_neighbourhood(Neighbourhood nb, const octree::RootGrid& gri
   slot_.assign(all_.size(), -1);
   peers_.clear();
   // The other ranks' leaves that touch one of this rank's, or are leaf siblings of one: the only
-  // ones this rank posts to, and the only ones that post to it.
+  // ones this rank posts to, and the only ones that post to it. Both relations are symmetric, so
+  // they are found from the other ranks' leaves here, far fewer than this rank's own.
+  const auto local = [&nb](std::size_t i) { return nb.is_local(i); };
   std::vector<bool> related(all_.size(), false);
-  for (std::size_t i = 0; i < all_.size(); ++i) {
-    if (!nb.is_local(i)) continue;
-    const octree::Key& k = all_[i];
-    for (const octree::Face f : octree::kFaces) {
-      const auto n = octree::face_neighbour(k, f, grid);
-      if (!n) continue;
-      // A same-level or coarser leaf across covers the neighbour; else the finer leaves within
-      // it that touch k.
-      if (const auto c = all_.find_covering(*n)) {
-        related[*c] = true;
-        continue;
-      }
-      const auto [first, last] = all_.range_within(*n);
-      for (std::size_t j = first; j < last; ++j)
-        if (touching(k, all_[j])) related[j] = true;
-    }
-    if (k.level == 0) continue;
-    const auto [first, last] = all_.range_within(octree::parent(k));
-    for (std::size_t j = first; j < last; ++j)
-      if (all_[j].level == k.level) related[j] = true;
-  }
+  for (std::size_t i = 0; i < all_.size(); ++i)
+    if (!nb.is_local(i)) related[i] = touches_or_sibling(all_, i, grid, local);
   // Each neighbour posts each of its leaves once a round at most.
   std::map<int, std::size_t> leaves_of;
   for (std::size_t i = 0; i < all_.size(); ++i)
