@@ -90,10 +90,7 @@ void MpiMailbox::post_to(std::size_t leaf, const octree::MarkChange& change, int
 
 int MpiMailbox::post_across(octree::Face f, const octree::MarkChange& change) {
   int posted = 0;
-  // No peer, or a sibling across that only a refine raises.
-  if (peers_.empty() ||
-      (change.mark != octree::kRefine && octree::face_inside_parent(change.key, f)))
-    return posted;
+  if (peers_.empty()) return posted;
   const auto n = octree::face_neighbour(change.key, f, grid_);
   if (!n) return posted;
   // The leaf covering the neighbour is the same-level or a coarser one: a coarser leaf reacts
