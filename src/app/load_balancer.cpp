@@ -283,14 +283,15 @@ std::int64_t LoadBalancer::migrate(int ts, runtime::Domain& domain,
   rebuild_s_ =
       std::max(0.0, std::chrono::duration<double>(runtime::Clock::now() - started).count() -
                         link_.seconds(double(sent) * block_bytes));
+  // Each moved block's record goes to the rank whose curve range now holds it: there it must
+  // name that rank and find the block arrived.
   directory_.clear();
   for (std::size_t p = 0; p < targets.size(); ++p)
     if (targets[p] != me) directory_.put(moved_keys[p], targets[p]);
-  directory_.fence();
-  // Every block that arrived here must be recorded as ours.
-  const bool consistent = std::ranges::all_of(domain.leaves.keys(), [&](const octree::Key& k) {
-    const auto owner = directory_.get(k);
-    return !owner || *owner == me;
+  directory_.fence([&](const octree::Key& k) { return rt_.owner(k); });
+  bool consistent = true;
+  directory_.for_each([&](const octree::Key& k, int owner) {
+    consistent = consistent && owner == me && domain.leaves.find(k).has_value();
   });
   if (!comm.all(consistent))
     throw RunError(

@@ -75,8 +75,6 @@ class LoadBalancer {
 
   const BalanceStats& stats() const { return stats_; }
   const runtime::LinkModel& link() const { return link_; }
-  // The owner of a block that moved at the last decision (local).
-  std::optional<int> moved_to(const octree::Key& key) const { return directory_.get(key); }
 
  private:
   // What a decision came to: this rank's targets along the curve and why.

@@ -76,6 +76,7 @@ class MeshRuntime : public Runtime {
   std::int64_t gather_families(Domain& domain) override;
   std::vector<octree::Key> initial_roots(const octree::RootGrid& grid) const override;
   CurveView curve_view(const Domain& domain) const override;
+  int owner(const octree::Key& k) const override { return partition_.owner(k); }
   std::int64_t migrate_blocks(Domain& domain, std::span<const int> targets) override;
   CommPartners comm_partners() const override;
   std::string graph_dot(const Domain& domain, bool edges, int stages) override;

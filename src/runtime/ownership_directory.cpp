@@ -1,9 +1,10 @@
 #include "runtime/ownership_directory.hpp"
 
-#include <climits>
-#include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
+
+#include "runtime/sparse_exchange.hpp"
 
 namespace miniamr::runtime {
 
@@ -12,6 +13,14 @@ namespace {
 // A put record on the wire: x[0..2], level, owner. Words rather than the Key's bytes, so no
 // padding (uninitialised, and layout-dependent) is ever sent.
 constexpr std::size_t kWords = 5;
+constexpr int kRecordsTag = 106;  // apart from the other exchanges' tags (101-105)
+
+octree::Key key_at(std::span<const std::uint32_t> r) {
+  octree::Key key;
+  key.x = {r[0], r[1], r[2]};
+  key.level = static_cast<std::int8_t>(r[3]);
+  return key;
+}
 
 }  // namespace
 
@@ -27,34 +36,28 @@ void OwnershipDirectory::put(const octree::Key& key, int owner) {
                    static_cast<std::uint32_t>(owner)});
 }
 
-void OwnershipDirectory::fence() {
-  // 64-bit counts, so that every rank sees an oversized fence and throws alike rather than one
-  // rank throwing and leaving the others in the collective.
-  std::int64_t mine64 = static_cast<std::int64_t>(pending_.size());
-  std::vector<std::int64_t> counts64(static_cast<std::size_t>(size_));
-  comm_->note(2);
-  MPI_Allgather(&mine64, 1, MPI_INT64_T, counts64.data(), 1, MPI_INT64_T, comm_->get());
-  std::vector<int> counts(counts64.size()), displs(counts64.size(), 0);
-  std::int64_t total = 0;
-  for (std::size_t r = 0; r < counts64.size(); ++r) {
-    displs[r] = static_cast<int>(total);
-    total += counts64[r];
-    if (total > INT_MAX) throw std::length_error("OwnershipDirectory: too many puts for one fence");
-    counts[r] = static_cast<int>(counts64[r]);
-  }
-  const int mine = static_cast<int>(mine64);
-  std::vector<std::uint32_t> all(static_cast<std::size_t>(total));
-  MPI_Allgatherv(pending_.data(), mine, MPI_UINT32_T, all.data(), counts.data(), displs.data(),
-                 MPI_UINT32_T, comm_->get());
-  // Rank order, then put order: the last record applied wins, which makes the higher-ranked
-  // putter win on every rank alike.
-  for (std::size_t i = 0; i + kWords <= all.size(); i += kWords) {
-    octree::Key key;
-    key.x = {all[i], all[i + 1], all[i + 2]};
-    key.level = static_cast<std::int8_t>(all[i + 3]);
-    owners_[key] = static_cast<int>(all[i + 4]);
+void OwnershipDirectory::fence(const Home& home) {
+  // A home outside the communicator is a programming error: it throws before anything is sent.
+  std::map<int, std::vector<std::uint32_t>> outgoing;
+  std::vector<std::uint32_t> own;
+  for (std::size_t i = 0; i + kWords <= pending_.size(); i += kWords) {
+    const std::span<const std::uint32_t> record(pending_.data() + i, kWords);
+    const int h = home(key_at(record));
+    if (h < 0 || h >= size_)
+      throw std::out_of_range("OwnershipDirectory: home " + std::to_string(h) +
+                              " is not a rank of the communicator");
+    auto& list = h == comm_->rank() ? own : outgoing[h];
+    list.insert(list.end(), record.begin(), record.end());
   }
   pending_.clear();
+  auto parcels = sparse_exchange(*comm_, outgoing, kRecordsTag);
+  // Rank order, then put order: the last record applied wins, which makes the higher-ranked
+  // putter win alike wherever the records of a key meet (its home).
+  auto at = std::ranges::lower_bound(parcels, comm_->rank(), {}, &Parcel<std::uint32_t>::rank);
+  parcels.insert(at, Parcel<std::uint32_t>{comm_->rank(), std::move(own)});
+  for (const auto& p : parcels)
+    for (std::size_t i = 0; i + kWords <= p.items.size(); i += kWords)
+      owners_[key_at(std::span(p.items).subspan(i, kWords))] = static_cast<int>(p.items[i + 4]);
 }
 
 std::optional<int> OwnershipDirectory::get(const octree::Key& key) const {

@@ -82,6 +82,9 @@ class Runtime {
     std::vector<std::size_t> family_start;
   };
   virtual CurveView curve_view(const Domain& domain) const = 0;
+  // The rank whose range of the curve holds k (or the leaf covering k), as of the last
+  // mesh_changed: the same answer on every rank.
+  virtual int owner(const octree::Key& k) const = 0;
 
   // Collective. Sends each local block i to rank targets[i] (with its cost record); returns
   // the blocks sent from here.

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,8 +40,8 @@ bool all_ranks(bool ok, const std::string& detail = {}) {
   return flag != 0;
 }
 
-// Distinct keys per rank (level 3, the lattice column i = rank), so that owners can only be
-// right if every rank's puts reached every rank.
+// Distinct keys per rank (level 3, the lattice point (rank, j)), so that owners can only be
+// right if every rank's puts reached the home of each.
 Key key_of(int rank, int j) {
   using miniamr::octree::side;
   Key k;
@@ -119,12 +120,18 @@ TEST(LinkModel, SecondsGrowsWithBytesAndMessages) {
   EXPECT_DOUBLE_EQ(latency_only.seconds(1e9, 4), 4e-6);
 }
 
-TEST(OwnershipDirectory, PutFenceGetOverrideClear) {
+TEST(OwnershipDirectory, RecordsMeetAtTheirHomeAndTheLastPutWins) {
   Communicator comm;
   const int p = comm.size(), me = comm.rank();
   OwnershipDirectory dir(comm);
+  // A key's home is its column j (mod p), so every rank's puts are spread over every rank, and a
+  // record can only be known where its home is if the fence sent it there.
+  const auto home = [p](const Key& k) { return int(k.x[1] / miniamr::octree::side(3)) % p; };
+  const auto homed_here = [&](int j) { return j % p == me; };
+  std::size_t keys_here = 0;
+  for (int j = 0; j < kKeysPerRank; ++j) keys_here += homed_here(j) ? std::size_t(p) : 0;
 
-  // A key every rank puts: the highest-ranked putter must win everywhere.
+  // A key every rank puts (homed at 0): the highest-ranked putter must win.
   const Key shared = key_of(p, 0);
   // Puts stay private until the fence.
   for (int j = 0; j < kKeysPerRank; ++j) dir.put(key_of(me, j), me);  // overridden below
@@ -132,55 +139,62 @@ TEST(OwnershipDirectory, PutFenceGetOverrideClear) {
   dir.put(shared, me);
   EXPECT_TRUE(all_ranks(dir.size() == 0 && !dir.get(key_of(me, 0)), "visible before fence"));
 
-  dir.fence();
-  auto check_round = [&](int shift, const char* round) {
-    bool ok = dir.size() == static_cast<std::size_t>(p * kKeysPerRank + 1);
+  dir.fence(home);
+  auto check_round = [&](const std::function<int(int, int)>& owner_of, int shared_owner,
+                         const char* round) {
+    bool ok = dir.size() == keys_here + (me == 0 ? 1 : 0);
     std::string detail = std::string(round) + ": size " + std::to_string(dir.size());
     for (int r = 0; r < p; ++r)
       for (int j = 0; j < kKeysPerRank; ++j) {
-        std::optional<int> o = dir.get(key_of(r, j));
-        if (o != (r + shift) % p) {
+        const std::optional<int> o = dir.get(key_of(r, j));
+        const std::optional<int> want =
+            homed_here(j) ? std::optional<int>(owner_of(r, j)) : std::nullopt;
+        if (o != want) {
           ok = false;
           detail += ", " + miniamr::octree::to_string(key_of(r, j)) + " -> " +
                     (o ? std::to_string(*o) : std::string("none"));
         }
       }
-    ok = ok && dir.get(shared) == p - 1;
-    ok = ok && !dir.get(key_of(p + 1, 0)) && !dir.get(key_of(0, kKeysPerRank));
+    ok = ok && dir.get(shared) == (me == 0 ? std::optional<int>(shared_owner) : std::nullopt);
+    int records = 0;
+    dir.for_each([&](const Key&, int) { ++records; });
+    ok = ok && std::size_t(records) == dir.size();
     return all_ranks(ok, detail);
   };
-  EXPECT_TRUE(check_round(1, "first round"));
+  EXPECT_TRUE(check_round([p](int r, int) { return (r + 1) % p; }, p - 1, "first round"));
 
   // A fence with no puts anywhere changes nothing.
-  dir.fence();
-  EXPECT_TRUE(check_round(1, "empty fence"));
+  dir.fence(home);
+  EXPECT_TRUE(check_round([p](int r, int) { return (r + 1) % p; }, p - 1, "empty fence"));
 
   // Second round: only half the keys move again; the others keep their first-round owner.
   for (int j = 0; j < kKeysPerRank; j += 2) dir.put(key_of(me, j), (me + 2) % p);
   if (me == 0) dir.put(shared, 0);  // a lone later put overrides the earlier winner
-  dir.fence();
-  bool ok = true;
-  for (int r = 0; r < p; ++r)
-    for (int j = 0; j < kKeysPerRank; ++j)
-      ok = ok && dir.get(key_of(r, j)) == (r + (j % 2 == 0 ? 2 : 1)) % p;
-  ok = ok && dir.get(shared) == 0 && dir.size() == static_cast<std::size_t>(p * kKeysPerRank + 1);
-  EXPECT_TRUE(all_ranks(ok, "second round"));
+  dir.fence(home);
+  bool ok =
+      check_round([p](int r, int j) { return (r + (j % 2 == 0 ? 2 : 1)) % p; }, 0, "second round");
+  EXPECT_TRUE(ok);
 
-  // clear() forgets published owners and unpublished puts alike.
+  // clear() forgets kept owners and unsent puts alike.
   dir.put(key_of(me, 0), me);
   dir.clear();
   bool forgotten = dir.size() == 0 && !dir.get(key_of(me, 1)) && !dir.get(shared);
-  dir.fence();
+  dir.fence(home);
   forgotten = forgotten && dir.size() == 0 && !dir.get(key_of(me, 0));
   EXPECT_TRUE(all_ranks(forgotten, "clear"));
 
-  // Only one rank putting: the fence still reaches everyone.
+  // Only one rank putting: the record still reaches its home.
   if (me == p - 1) dir.put(shared, me);
-  dir.fence();
-  EXPECT_TRUE(all_ranks(dir.size() == 1 && dir.get(shared) == p - 1, "single putter"));
+  dir.fence(home);
+  EXPECT_TRUE(all_ranks(dir.size() == (me == 0 ? 1u : 0u) &&
+                            dir.get(shared) == (me == 0 ? std::optional<int>(p - 1) : std::nullopt),
+                        "single putter"));
 
   EXPECT_THROW(dir.put(shared, p), std::out_of_range);
   EXPECT_THROW(dir.put(shared, -1), std::out_of_range);
+  // A home outside the communicator fails on every rank alike before anything is sent.
+  dir.put(shared, me);
+  EXPECT_THROW(dir.fence([p](const Key&) { return p; }), std::out_of_range);
 }
 
 }  // namespace
