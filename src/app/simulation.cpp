@@ -230,7 +230,7 @@ void Simulation::apply_plan(const octree::AdaptPlan& plan, std::int64_t peak) {
               });
   domain_.blocks = std::move(fresh);
   domain_.leaves = octree::LeafSet(plan.keys);
-  runtime_.mesh_changed(domain_);
+  runtime_.mesh_adapted(domain_);
 }
 
 void Simulation::build_blocks(const octree::AdaptPlan& plan, std::vector<stencil::Block>& old,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <new>
 #include <stdexcept>
 #include <utility>
@@ -51,8 +52,29 @@ int MeshRuntime::threads() const {
 }
 
 void MeshRuntime::mesh_changed(const Domain& domain) {
-  Neighbourhood nb =
-      build_neighbourhood(domain, sfc::CurveSpace::make(options_.ownership, domain.grid), comm_);
+  rebuild(domain, exchange_partition(domain, sfc::CurveSpace::make(options_.ownership, domain.grid),
+                                     comm_));
+}
+
+void MeshRuntime::mesh_adapted(const Domain& domain) {
+  if (ownership_moved_) return mesh_changed(domain);
+#ifndef NDEBUG
+  const sfc::Partition exchanged = exchange_partition(domain, partition_.space(), comm_);
+  for (const octree::Key& k : domain.leaves.keys())
+    assert(exchanged.owner(k) == partition_.owner(k));
+#endif
+  rebuild(domain, partition_);
+}
+
+std::int64_t MeshRuntime::move_blocks(Domain& domain, std::span<const int> targets,
+                                      std::vector<std::int8_t>* marks) {
+  ownership_moved_ = true;
+  return migrate(domain, targets, comm_, marks);
+}
+
+void MeshRuntime::rebuild(const Domain& domain, sfc::Partition partition) {
+  Neighbourhood nb = build_neighbourhood(domain, std::move(partition), comm_);
+  ownership_moved_ = false;
   partition_ = nb.partition;
   plan_ = build_ghost_plan(domain, nb);
   mailbox_.set_neighbourhood(std::move(nb), domain.grid);  // the last reader: its keys move
@@ -267,7 +289,7 @@ std::int64_t MeshRuntime::gather_families(Domain& domain) {
   }
   if (!comm_.any(moving)) return 0;
   MINIAMR_TIMED(timers_, kLoadBalance);
-  const std::int64_t sent = migrate(domain, targets, comm_);
+  const std::int64_t sent = move_blocks(domain, targets);
   mesh_changed(domain);
   return sent;
 }
@@ -306,7 +328,7 @@ std::int64_t MeshRuntime::rebalance(Domain& domain, std::span<const std::int64_t
   const std::vector<int> targets = balanced_targets(domain.leaves, weights, shares);
   // A partition that is already the balanced one keeps its plans.
   if (!any_moves(targets)) return 0;
-  const std::int64_t sent = migrate(domain, targets, comm_);
+  const std::int64_t sent = move_blocks(domain, targets);
   mesh_changed(domain);
   return sent;
 }
@@ -347,7 +369,7 @@ std::int64_t MeshRuntime::rebalance_for_adapt(Domain& domain, const octree::Adap
                     verdict[0]));
   if (verdict[1] == 0) return 0;
   // No mesh_changed: the adaptation that follows changes the mesh again and rebuilds then.
-  return migrate(domain, targets, comm_, &marks);
+  return move_blocks(domain, targets, &marks);
 }
 
 Runtime::CurveView MeshRuntime::curve_view(const Domain& domain) const {
@@ -359,7 +381,7 @@ Runtime::CurveView MeshRuntime::curve_view(const Domain& domain) const {
 
 std::int64_t MeshRuntime::migrate_blocks(Domain& domain, std::span<const int> targets) {
   MINIAMR_TIMED(timers_, kLoadBalance);
-  const std::int64_t sent = migrate(domain, targets, comm_);
+  const std::int64_t sent = move_blocks(domain, targets);
   mesh_changed(domain);
   return sent;
 }

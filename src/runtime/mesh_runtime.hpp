@@ -65,6 +65,7 @@ class MeshRuntime : public Runtime {
   const Communicator& comm() const override { return comm_; }
   Timers& timers() override { return timers_; }
   void mesh_changed(const Domain& domain) override;
+  void mesh_adapted(const Domain& domain) override;
   octree::MarkMailbox& mailbox() override { return mailbox_; }
   std::int64_t rebalance(Domain& domain, std::span<const std::int64_t> weights,
                          std::span<const double> shares = {}) override;
@@ -118,6 +119,13 @@ class MeshRuntime : public Runtime {
   Trace* trace_ = nullptr;
 
  private:
+  // Rebuilds the neighbourhood, the ghost plan and the mapper's plans over `partition`.
+  void rebuild(const Domain& domain, sfc::Partition partition);
+  // Collective. Sends each block to its target (migrate) and notes that the partition moved.
+  std::int64_t move_blocks(Domain& domain, std::span<const int> targets,
+                           std::vector<std::int8_t>* marks = nullptr);
+
+  bool ownership_moved_ = true;  // blocks migrated since partition_ was exchanged (or none was)
   std::array<std::optional<StageGraph>, 2> graphs_;  // built on first use after a mesh change
 };
 

@@ -34,9 +34,14 @@ sfc::Partition exchange_partition(const Domain& domain, const sfc::CurveSpace& s
 
 Neighbourhood build_neighbourhood(const Domain& domain, const sfc::CurveSpace& space,
                                   const Communicator& comm) {
+  return build_neighbourhood(domain, exchange_partition(domain, space, comm), comm);
+}
+
+Neighbourhood build_neighbourhood(const Domain& domain, const sfc::Partition& partition,
+                                  const Communicator& comm) {
   Neighbourhood nb;
   nb.rank = comm.rank();
-  nb.partition = exchange_partition(domain, space, comm);
+  nb.partition = partition;
 
   std::map<int, std::vector<octree::Key>> outgoing;
   const auto send_to_owners = [&](const octree::Key& k, const octree::Key& region) {

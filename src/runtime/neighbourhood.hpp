@@ -29,5 +29,8 @@ sfc::Partition exchange_partition(const Domain& domain, const sfc::CurveSpace& s
 // own leaves across those faces or of their families; what arrives is the ghost layer.
 Neighbourhood build_neighbourhood(const Domain& domain, const sfc::CurveSpace& space,
                                   const Communicator& comm);
+// The same over a partition already known to be this mesh's (every rank passes the same).
+Neighbourhood build_neighbourhood(const Domain& domain, const sfc::Partition& partition,
+                                  const Communicator& comm);
 
 }  // namespace miniamr::runtime

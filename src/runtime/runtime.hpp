@@ -34,6 +34,11 @@ class Runtime {
 
   // Called after every change of the local leaves (adapt, migration) to rebuild plans.
   virtual void mesh_changed(const Domain& domain) = 0;
+  // Collective. The same after an adaptation: since the last mesh_changed or mesh_adapted the
+  // leaves changed only by splits and by merges of families whole on one rank, which move no
+  // rank's first position along the curve, so the partition is kept unless blocks migrated in
+  // between (one P-sized allgather fewer per adaptation).
+  virtual void mesh_adapted(const Domain& domain) = 0;
 
   // Collective. Runs `stages` one after the other on every local block. For each stage with
   // checksum set, the result holds the global sum of each of its variables (empty otherwise).

@@ -413,6 +413,80 @@ TEST(Rebalance, MatchesTheGlobalCutWithFamiliesKeptTogether) {
   }
 }
 
+TEST(MeshAdapted, KeepsThePartitionUnlessBlocksMoved) {
+  // Splits and whole-family merges move no rank's first position along the curve, so after an
+  // adaptation the runtime keeps its partition and skips the allgather that finds it; once
+  // blocks moved (the balance before the adaptation), it must find it again. Either way the
+  // owners it answers are those of a fresh exchange and the halos are right.
+  const int me = world_rank();
+  const RootGrid grid{{3, 2, 1}};
+  const BlockShape shape{4, 4, 4, 2};
+  runtime::StageWork work;
+  work.stencil = 7;
+  work.vars = {0, 2};
+  work.num_vars = 2;
+  work.checksum = true;
+  for (const sfc::Curve curve : kCurves) {
+    const std::string name = curve_name(curve);
+    const auto space = space_of(curve, grid);
+    runtime::StaticRuntime rt(MPI_COMM_WORLD, options(curve)), ref(MPI_COMM_SELF, options(curve));
+    const std::vector<Key> keys = random_mesh(grid, 2, 50, 4242);
+    const auto before = cut_whole(keys, space, random_weights(keys.size(), 4, 77), world_size());
+    Domain d = make_domain(grid, shape, share(keys, before, me));
+    Domain whole = make_domain(grid, shape, keys);
+    rt.mesh_changed(d);
+    ref.mesh_changed(whole);
+    // Refines a quarter of the leaves (by key, so alike wherever a leaf is).
+    const auto refine_some = [](const Domain& dom, std::uint64_t seed) {
+      std::vector<std::int8_t> marks;
+      for (const Key& k : dom.leaves.keys())
+        marks.push_back(k.level < 3 && key_hash(k, seed) % 4 == 0 ? octree::kRefine
+                                                                  : octree::kStay);
+      return marks;
+    };
+    // Collectives of mesh_adapted, and whether its owners are a fresh exchange's.
+    const auto adapted = [&](const std::string& what) {
+      const auto t0 = rt.comm().traffic();
+      rt.mesh_adapted(d);
+      const std::int64_t used = (rt.comm().traffic() - t0).collectives;
+      runtime::StaticRuntime fresh(MPI_COMM_WORLD, options(curve));
+      Domain same = make_domain(grid, shape, keys_of(d));
+      const auto t1 = fresh.comm().traffic();
+      fresh.mesh_changed(same);
+      const std::int64_t full = (fresh.comm().traffic() - t1).collectives;
+      bool owners = true;
+      for (const auto& part : allgather_keys(d.leaves.keys()))
+        for (const Key& k : part) owners = owners && rt.owner(k) == fresh.owner(k);
+      EXPECT_TRUE(all_ranks(owners, what + ": an owner differs from a fresh exchange's")) << what;
+      return std::pair(used, full);
+    };
+
+    // An adaptation with no block moved: one collective fewer than a full rebuild.
+    for (Domain* dom : {&d, &whole}) {
+      const auto marks = refine_some(*dom, 5);
+      apply_plan(*dom, octree::plan_adapt(dom->leaves, marks));
+    }
+    const auto [kept, full] = adapted(name + " adapted in place");
+    ref.mesh_adapted(whole);
+    EXPECT_EQ(kept, full - 1) << name << ": the partition was exchanged again";
+    stage_and_compare(rt, d, ref, whole, work, name + " adapted in place");
+
+    // Blocks moved before the adaptation: the partition is found again.
+    std::vector<std::int8_t> marks = refine_some(d, 6);
+    octree::AdaptPlan plan = octree::plan_adapt(d.leaves, marks);
+    const std::int64_t sent = rt.rebalance_for_adapt(
+        d, plan, random_weights(plan.keys.size(), 9, 31 + std::uint64_t(me)), marks);
+    apply_plan(d, octree::plan_adapt(d.leaves, marks));
+    apply_plan(whole, octree::plan_adapt(whole.leaves, refine_some(whole, 6)));
+    const auto [after_move, full_after] = adapted(name + " adapted after a move");
+    ref.mesh_adapted(whole);
+    if (world_sum(sent) > 0) {
+      EXPECT_EQ(after_move, full_after) << name << ": a moved partition was kept";
+    }
+    stage_and_compare(rt, d, ref, whole, work, name + " adapted after a move");
+  }
+}
+
 TEST(Rebalance, BeforeAdaptLeavesNothingForTheBalanceAfter) {
   // Leaves marked at random (splits, merges of whole families, and some that stay), balanced for
   // what they become, then adapted: the adapted mesh is the one the marks make, each rank's
