@@ -2,26 +2,9 @@
 
 #include <map>
 
+#include "runtime/mpi.hpp"
+
 namespace miniamr::netbench {
-
-namespace {
-
-// The ranks of comm that share this rank's memory, freed on destruction.
-class NodeComm {
- public:
-  explicit NodeComm(MPI_Comm comm) {
-    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &comm_);
-  }
-  ~NodeComm() { MPI_Comm_free(&comm_); }
-  NodeComm(const NodeComm&) = delete;
-  NodeComm& operator=(const NodeComm&) = delete;
-  MPI_Comm get() const { return comm_; }
-
- private:
-  MPI_Comm comm_ = MPI_COMM_NULL;
-};
-
-}  // namespace
 
 Topology gather_topology(MPI_Comm comm) {
   int rank = 0, size = 1;
@@ -31,7 +14,9 @@ Topology gather_topology(MPI_Comm comm) {
   // launcher's placement.
   int colour = rank;
   {
-    const NodeComm node(comm);
+    // The ranks of comm that share this rank's memory.
+    const runtime::MpiHandle<MPI_Comm, MPI_Comm_free> node(
+        [&](MPI_Comm* c) { MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, c); });
     MPI_Allreduce(MPI_IN_PLACE, &colour, 1, MPI_INT, MPI_MIN, node.get());
   }
   std::vector<int> colours(rank == 0 ? std::size_t(size) : 0);

@@ -33,22 +33,16 @@ namespace {
 
 // A derived datatype naming blocks' storage at their addresses, freed on destruction (a message
 // that uses it keeps what it needs after the free).
-class BlockList {
- public:
-  BlockList(std::span<double* const> data, int doubles) {
+using BlockList = MpiHandle<MPI_Datatype, MPI_Type_free>;
+
+BlockList block_list(std::span<double* const> data, int doubles) {
+  return BlockList([&](MPI_Datatype* type) {
     std::vector<MPI_Aint> at(data.size());
     for (std::size_t b = 0; b < data.size(); ++b) MPI_Get_address(data[b], &at[b]);
-    MPI_Type_create_hindexed_block(int(data.size()), doubles, at.data(), MPI_DOUBLE, &type_);
-    MPI_Type_commit(&type_);
-  }
-  ~BlockList() { MPI_Type_free(&type_); }
-  BlockList(const BlockList&) = delete;
-  BlockList& operator=(const BlockList&) = delete;
-  MPI_Datatype get() const { return type_; }
-
- private:
-  MPI_Datatype type_ = MPI_DATATYPE_NULL;
-};
+    MPI_Type_create_hindexed_block(int(data.size()), doubles, at.data(), MPI_DOUBLE, type);
+    MPI_Type_commit(type);
+  });
+}
 
 // Posts the storage of `data`'s blocks to or from `peer` as few messages as the size limit
 // allows; sender and receiver cut the same list the same way, and MPI keeps the order of
@@ -58,7 +52,8 @@ void post_blocks(std::span<double* const> data, int doubles, std::size_t message
   const std::size_t per_message = std::clamp<std::size_t>(
       message_bytes / (std::size_t(doubles) * sizeof(double)), 1, std::size_t(INT_MAX));
   for (std::size_t first = 0; first < data.size(); first += per_message) {
-    const BlockList list(data.subspan(first, std::min(per_message, data.size() - first)), doubles);
+    const BlockList list =
+        block_list(data.subspan(first, std::min(per_message, data.size() - first)), doubles);
     requests.emplace_back();
     if (send) {
       comm.note(0, 1);

@@ -73,17 +73,6 @@ void sum_then_max(void* in, void* inout, int* len, MPI_Datatype*) {
 }
 
 // A user operation, freed when it goes out of scope (an error thrown by the reduction too).
-class UserOp {
- public:
-  explicit UserOp(MPI_User_function* f) { MPI_Op_create(f, /*commute=*/1, &op_); }
-  ~UserOp() { MPI_Op_free(&op_); }
-  UserOp(const UserOp&) = delete;
-  UserOp& operator=(const UserOp&) = delete;
-  MPI_Op get() const { return op_; }
-
- private:
-  MPI_Op op_ = MPI_OP_NULL;
-};
 
 }  // namespace
 
@@ -92,7 +81,8 @@ void Communicator::sum_and_max_in_place(std::span<std::int64_t> sums,
   std::vector<std::int64_t> v{std::int64_t(sums.size())};
   v.insert(v.end(), sums.begin(), sums.end());
   v.insert(v.end(), maxima.begin(), maxima.end());
-  const UserOp op(&sum_then_max);
+  const MpiHandle<MPI_Op, MPI_Op_free> op(
+      [](MPI_Op* o) { MPI_Op_create(&sum_then_max, /*commute=*/1, o); });
   note(1);
   MPI_Allreduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_INT64_T, op.get(), comm_);
   std::copy(v.begin() + 1, v.begin() + 1 + std::ptrdiff_t(sums.size()), sums.begin());

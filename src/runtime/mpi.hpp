@@ -9,6 +9,25 @@
 
 namespace miniamr::runtime {
 
+// An MPI object made for a while (an operation, a datatype, a communicator of a few ranks),
+// freed by `Free` when its owner goes out of scope. `make` fills the handle, e.g.
+//   const MpiHandle<MPI_Op, MPI_Op_free> op([](MPI_Op* o) { MPI_Op_create(f, 1, o); });
+template <class Handle, int (*Free)(Handle*)>
+class MpiHandle {
+ public:
+  template <class Make>
+  explicit MpiHandle(Make&& make) {
+    make(&handle_);
+  }
+  ~MpiHandle() { Free(&handle_); }
+  MpiHandle(const MpiHandle&) = delete;
+  MpiHandle& operator=(const MpiHandle&) = delete;
+  Handle get() const { return handle_; }
+
+ private:
+  Handle handle_{};
+};
+
 // MPI_Init on construction, MPI_Finalize on destruction (unless MPI was already up).
 class MpiEnvironment {
  public:
