@@ -64,10 +64,7 @@ class Propagator {
       // across (no covering leaf) are raised by no rule, so they are not looked up.
       const auto i = leaves_.find_covering(*n);
       if (!i) continue;
-      if (leaves_[*i].level < k.level)
-        raise(*i, c.mark == kRefine ? kRefine : kStay);
-      else if (c.mark == kRefine)
-        raise(*i, kStay);
+      if (const auto m = raised_across(k.level, c.mark, leaves_[*i].level)) raise(*i, *m);
     }
     if (k.level > 0 && c.mark >= kStay) {
       const Key family = parent(k);

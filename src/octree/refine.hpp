@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -73,6 +74,15 @@ struct ClosureStats {
 // max_level + 1 rounds suffice (`split_families_may_coarsen` false).
 constexpr int closure_rounds(int max_level, bool split_families_may_coarsen) {
   return max_level + 1 + (split_families_may_coarsen ? max_level : 0);
+}
+
+// What a face neighbour of level `across_level` must at least carry when a leaf of level
+// `level` carries `mark` (R1-R3 below): a coarser neighbour refines after a refine and stays
+// otherwise, a same-level one stays after a refine, a finer one is raised by nothing (nullopt).
+constexpr std::optional<std::int8_t> raised_across(int level, std::int8_t mark, int across_level) {
+  if (across_level < level) return mark == kRefine ? kRefine : kStay;
+  if (across_level == level && mark == kRefine) return kStay;
+  return std::nullopt;
 }
 
 // Raises `marks` to the least fixed point of the rules below, over all ranks:

@@ -93,10 +93,10 @@ int MpiMailbox::post_across(octree::Face f, const octree::MarkChange& change) {
   if (peers_.empty()) return posted;
   const auto n = octree::face_neighbour(change.key, f, grid_);
   if (!n) return posted;
-  // The leaf covering the neighbour is the same-level or a coarser one: a coarser leaf reacts
-  // to any mark, a same-level one to a refine only, a finer one to nothing (R1-R3).
+  // The leaf covering the neighbour is the same-level or a coarser one; it hears of the change
+  // only when the change raises it (R1-R3).
   const auto i = all_.find_covering(*n);
-  if (i && (all_[*i].level < change.key.level || change.mark == octree::kRefine))
+  if (i && octree::raised_across(change.key.level, change.mark, all_[*i].level))
     post_to(*i, change, posted);
   return posted;
 }

@@ -106,6 +106,17 @@ TEST(InitialMarks, CapsAtMaxLevelAndKeepsIncompleteFamilies) {
   for (auto m : root_marks) EXPECT_EQ(m, kStay);  // level 0 never coarsens
 }
 
+TEST(Closure, RaisedAcrossIsTheFaceRulesForEveryLevelAndMark) {
+  // The one statement of R1-R3 that the closure applies and the mailbox posts by.
+  const std::optional<std::int8_t> none;
+  for (const std::int8_t m : {std::int8_t(kCoarsen), std::int8_t(kStay), std::int8_t(kRefine)}) {
+    const bool refine = m == kRefine;
+    EXPECT_EQ(raised_across(2, m, 1), std::optional<std::int8_t>(refine ? kRefine : kStay));
+    EXPECT_EQ(raised_across(2, m, 2), refine ? std::optional<std::int8_t>(kStay) : none);
+    EXPECT_EQ(raised_across(2, m, 3), none);
+  }
+}
+
 TEST(Closure, R1RefineForcesCoarserNeighbourToRefine) {
   const LeafSet leaves = two_level_mesh();
   const Key trigger = child(child(root_key(0, 0, 0), 1), 1);  // east face, bottom corner
