@@ -21,7 +21,8 @@
 namespace miniamr::runtime {
 
 namespace {
-constexpr int kLeadTag = 105;  // apart from the other exchanges' tags (101-104, halos from 301)
+// Apart from the other exchanges' tags (101-104, 106; halos from 301).
+constexpr int kLeadTag = 105;
 }  // namespace
 
 int thread_count() {

@@ -1,8 +1,12 @@
 #include "runtime/ownership_directory.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "runtime/sparse_exchange.hpp"
 
