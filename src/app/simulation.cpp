@@ -221,7 +221,7 @@ void Simulation::apply_plan(const octree::AdaptPlan& plan, std::int64_t peak) {
   std::vector<double> old_cost = std::move(domain_.cost);
   std::vector<stencil::Block> fresh;
   // Splitting and merging involve no other rank, so an allocation failure here can end every
-  // rank cleanly (the next step, mesh_changed, is collective). A rank whose peak is over its
+  // rank cleanly (the next step, mesh_adapted, is collective). A rank whose peak is over its
   // limits fails before allocating; the others allocate within theirs, and all then stop.
   all_or_none(runtime_.comm().get(), fmt::format("refining the mesh at timestep {}", timestep_),
               [&] {

@@ -105,7 +105,7 @@ class MeshRuntime : public Runtime {
   bool sends_any(std::span<const int> targets) const;
   // Collective. Whether a target on any rank is not the block's holder.
   bool any_moves(std::span<const int> targets) const { return comm_.any(sends_any(targets)); }
-  // Called at the end of mesh_changed, for the mapper's own plans.
+  // Called at the end of mesh_changed and mesh_adapted, for the mapper's own plans.
   virtual void plans_changed(const Domain& domain) = 0;
 
   Communicator comm_;

@@ -88,7 +88,7 @@ class Runtime {
   };
   virtual CurveView curve_view(const Domain& domain) const = 0;
   // The rank whose range of the curve holds k (or the leaf covering k), as of the last
-  // mesh_changed: the same answer on every rank.
+  // mesh_changed or mesh_adapted: the same answer on every rank.
   virtual int owner(const octree::Key& k) const = 0;
 
   // Collective. Sends each local block i to rank targets[i] (with its cost record); returns
