@@ -4,6 +4,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <utility>
 
 #include "runtime/sparse_exchange.hpp"
 
@@ -37,11 +38,11 @@ Neighbourhood build_neighbourhood(const Domain& domain, const sfc::CurveSpace& s
   return build_neighbourhood(domain, exchange_partition(domain, space, comm), comm);
 }
 
-Neighbourhood build_neighbourhood(const Domain& domain, const sfc::Partition& partition,
+Neighbourhood build_neighbourhood(const Domain& domain, sfc::Partition partition,
                                   const Communicator& comm) {
   Neighbourhood nb;
   nb.rank = comm.rank();
-  nb.partition = partition;
+  nb.partition = std::move(partition);
 
   std::map<int, std::vector<octree::Key>> outgoing;
   const auto send_to_owners = [&](const octree::Key& k, const octree::Key& region) {

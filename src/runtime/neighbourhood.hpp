@@ -30,7 +30,7 @@ sfc::Partition exchange_partition(const Domain& domain, const sfc::CurveSpace& s
 Neighbourhood build_neighbourhood(const Domain& domain, const sfc::CurveSpace& space,
                                   const Communicator& comm);
 // The same over a partition already known to be this mesh's (every rank passes the same).
-Neighbourhood build_neighbourhood(const Domain& domain, const sfc::Partition& partition,
+Neighbourhood build_neighbourhood(const Domain& domain, sfc::Partition partition,
                                   const Communicator& comm);
 
 }  // namespace miniamr::runtime
