@@ -21,6 +21,7 @@
 #include "runtime/clock.hpp"
 #include "runtime/exact_reduce.hpp"
 #include "runtime/merge_family.hpp"
+#include "runtime/shared_storage.hpp"
 #include "sfc/partition.hpp"
 #include "stencil/block_pool.hpp"
 #include "stencil/hash.hpp"
@@ -45,7 +46,13 @@ Simulation::Simulation(const Config& config, runtime::Runtime& runtime, std::FIL
       trace_(trace),
       budget_(std::move(budget)),
       objects_(config.objects),
-      coeffs_(stencil::make_variable_coeffs(config.num_vars, kDataSeed)) {}
+      coeffs_(stencil::make_variable_coeffs(config.num_vars, kDataSeed)) {
+  // Priced kernels read no value, so a simulation's ranks can all keep theirs in one place.
+  if (config_.compute == "model") {
+    if (const auto shared = runtime::shared_block_storage())
+      domain_.spare = stencil::BlockPool(shared);
+  }
+}
 
 void Simulation::init_mesh() {
   MINIAMR_TIMED(runtime_.timers(), kInit);
@@ -58,7 +65,7 @@ void Simulation::init_mesh() {
   all_or_none(runtime_.comm().get(), "making the initial blocks", [&] {
     domain_.blocks.reserve(domain_.leaves.size());
     for (const octree::Key& k : domain_.leaves.keys()) {
-      stencil::Block b(domain_.shape);
+      stencil::Block b = domain_.spare.make(domain_.shape);
       stencil::fill_initial(
           b,
           {std::int64_t(k.index(0)) * config_.nx, std::int64_t(k.index(1)) * config_.ny,

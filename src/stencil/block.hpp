@@ -64,6 +64,12 @@ class Block {
     if (p == nullptr) return std::nullopt;
     return Block(shape, std::move(p));
   }
+  // A block over storage allocated elsewhere (shape.doubles() of them, 64-byte aligned), which
+  // `free` gives back; its values are indeterminate.
+  using Free = void (*)(double*);
+  static Block adopt(const BlockShape& shape, double* data, Free free) {
+    return Block(shape, Storage(data, free));
+  }
   Block(Block&&) noexcept = default;
   Block& operator=(Block&&) noexcept = default;
 
@@ -80,10 +86,8 @@ class Block {
 
  private:
   struct Uninitialized {};
-  struct AlignedFree {
-    void operator()(double* p) const { ::operator delete[](p, std::align_val_t{64}); }
-  };
-  using Storage = std::unique_ptr<double[], AlignedFree>;
+  static void aligned_free(double* p) { ::operator delete[](p, std::align_val_t{64}); }
+  using Storage = std::unique_ptr<double[], Free>;
 
   Block(const BlockShape& shape, Uninitialized) : shape_(shape), data_(allocate(shape.doubles())) {}
   Block(const BlockShape& shape, Storage data) : shape_(shape), data_(std::move(data)) {}
@@ -91,7 +95,8 @@ class Block {
   // Storage for n doubles with none of its pages mapped yet; null when there is none.
   static Storage unmapped(std::size_t n) {
     return Storage(static_cast<double*>(
-        ::operator new[](n * sizeof(double), std::align_val_t{64}, std::nothrow)));
+                       ::operator new[](n * sizeof(double), std::align_val_t{64}, std::nothrow)),
+                   &aligned_free);
   }
   static Storage allocate(std::size_t n) {
     Storage p = unmapped(n);
@@ -101,7 +106,7 @@ class Block {
   }
 
   BlockShape shape_{};
-  Storage data_;
+  Storage data_{nullptr, &aligned_free};
 };
 
 }  // namespace miniamr::stencil

@@ -29,6 +29,20 @@ namespace miniamr::stencil {
 
 class BlockPool {
  public:
+  // Where fresh storage comes from: by default each block maps its own; a pool given a maker
+  // takes its blocks from it and maps none ahead. A maker makes storage that all simulated
+  // ranks share (runtime/shared_storage.hpp), for blocks whose values nobody reads.
+  using Maker = Block (*)(const BlockShape&);
+  BlockPool() = default;
+  explicit BlockPool(Maker maker) : make_(maker) {}
+  bool values_unread() const { return make_ != nullptr; }
+
+  // A block of the pool's storage whose values are indeterminate, neither drawn from the spare
+  // blocks nor counted: for the mesh's first blocks.
+  Block make(const BlockShape& shape) const {
+    return make_ != nullptr ? make_(shape) : Block::uninitialized(shape);
+  }
+
   // A block of `shape` whose values are indeterminate: spare storage when there is some, else
   // fresh. The caller writes every cell before any is read (ghosts included).
   Block take(const BlockShape& shape) {
@@ -40,7 +54,7 @@ class BlockPool {
     }
     ++made_;
     ++mapped_on_take_;
-    return Block::uninitialized(shape);
+    return make(shape);
   }
 
   // Keeps b's storage for a later take(); b is left empty. An empty block adds nothing.
@@ -63,6 +77,7 @@ class BlockPool {
   // Whether map_ahead() has a block to map, or to finish mapping, for a rank whose mesh holds
   // `in_mesh` blocks.
   bool wants_more(std::size_t in_mesh) const {
+    if (make_ != nullptr) return false;
     return mapping_.has_value() || (spare_.size() < wanted_ && in_mesh + spare_.size() < cap_);
   }
   // Maps the next piece (kPiece bytes) of a spare block of `shape` if wants_more(in_mesh);
@@ -119,6 +134,7 @@ class BlockPool {
     return false;
   }
 
+  Maker make_ = nullptr;
   std::vector<Block> spare_;
   std::optional<Block> mapping_;  // the block map_ahead() is mapping, piece by piece
   std::size_t mapped_bytes_ = 0;  // how much of it is mapped

@@ -237,6 +237,41 @@ TEST(StencilSplit, PoolMapsAheadWithinItsCapAndStopsWhenMemoryRunsOut) {
   EXPECT_EQ(pool.mapped_ahead(), 2u);
 }
 
+// Storage of the test's own: one static arena, counted, standing for storage shared elsewhere.
+struct ArenaStorage {
+  static inline int made = 0;
+  static inline int freed = 0;
+  static void free(double*) { ++freed; }
+  static Block make(const BlockShape& shape) {
+    alignas(64) static double arena[16384];
+    EXPECT_LE(shape.doubles(), std::size(arena));
+    ++made;
+    return Block::adopt(shape, arena, &ArenaStorage::free);
+  }
+};
+
+TEST(StencilSplit, PoolGivenAMakerTakesItsStorageFromItAndMapsNoneAhead) {
+  ArenaStorage::made = ArenaStorage::freed = 0;
+  {
+    BlockPool pool(&ArenaStorage::make);
+    const Block first = pool.make(kShape);  // the mesh's first blocks: not counted as drawn
+    EXPECT_EQ(pool.drawn(), 0u);
+    Block a = pool.take(kShape);
+    Block b = pool.take(kShape);
+    EXPECT_EQ(ArenaStorage::made, 3);
+    EXPECT_EQ(a.data(), b.data());  // both from the maker's one arena
+    EXPECT_EQ(pool.mapped_on_take(), 2u);
+    pool.give(b);
+    EXPECT_EQ(pool.take(kShape).data(), a.data());  // a spare one is still recycled
+    EXPECT_EQ(ArenaStorage::made, 3);
+    pool.expect(4);
+    EXPECT_FALSE(pool.wants_more(0));
+    EXPECT_FALSE(pool.map_ahead(kShape, 0));
+    EXPECT_EQ(pool.mapped_ahead(), 0u);
+  }
+  EXPECT_EQ(ArenaStorage::freed, 3);  // each block gave its storage back the maker's way
+}
+
 TEST(StencilSplit, PoolMapsALargeBlockPieceByPiece) {
   // 8^3 cells x 40 variables: 320 KB, mapped 64 KiB a call so that a poller stays responsive.
   const BlockShape large{8, 8, 8, 40};
