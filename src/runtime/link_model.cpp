@@ -6,6 +6,8 @@
 #include <limits>
 #include <vector>
 
+#include "runtime/shared_storage.hpp"
+
 namespace miniamr::runtime {
 
 double LinkModel::seconds(double bytes, int messages) const {
@@ -33,19 +35,19 @@ double fastest(const std::vector<double>& v) {
 // Round-trip times of `reps` ping-pongs of `bytes` with `peer`, after `warmup` untimed ones
 // (the first large messages pay for page faults and protocol set-up). The responder returns
 // nothing: only the initiator's clock brackets whole round trips.
-std::vector<double> ping_pong(MPI_Comm comm, int peer, bool initiator, std::vector<char>& buf,
-                              int bytes, int warmup, int reps, int tag) {
+std::vector<double> ping_pong(MPI_Comm comm, int peer, bool initiator, char* buf, int bytes,
+                              int warmup, int reps, int tag) {
   std::vector<double> rtt;
   for (int i = 0; i < warmup + reps; ++i) {
     if (initiator) {
       double t0 = MPI_Wtime();
-      MPI_Send(buf.data(), bytes, MPI_BYTE, peer, tag, comm);
-      MPI_Recv(buf.data(), bytes, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
+      MPI_Send(buf, bytes, MPI_BYTE, peer, tag, comm);
+      MPI_Recv(buf, bytes, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
       double t1 = MPI_Wtime();
       if (i >= warmup) rtt.push_back(t1 - t0);
     } else {
-      MPI_Recv(buf.data(), bytes, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
-      MPI_Send(buf.data(), bytes, MPI_BYTE, peer, tag, comm);
+      MPI_Recv(buf, bytes, MPI_BYTE, peer, tag, comm, MPI_STATUS_IGNORE);
+      MPI_Send(buf, bytes, MPI_BYTE, peer, tag, comm);
     }
   }
   return rtt;
@@ -76,7 +78,8 @@ LinkModel measure_link_model(const Communicator& comm) {
   // messages and none of theirs can be taken by us.
   Communicator own(comm.get());
   const int rank = own.rank(), size = own.size();
-  std::vector<char> buf(kLargeBytes, 0);
+  // Shared by the ranks of a simulation, where a megabyte each would make the simulator's peak.
+  UnreadBytes buf(kLargeBytes);
 
   // Ranks that initiate no pair add the neutral element of each reduction.
   double worst[2] = {0.0, -std::numeric_limits<double>::max()};  // latency, -bandwidth
@@ -87,10 +90,10 @@ LinkModel measure_link_model(const Communicator& comm) {
     const bool lower = offset % 2 == 0;
     const int peer = lower ? rank + 1 : rank - 1;
     if (peer >= size) continue;
-    auto small =
-        ping_pong(own.get(), peer, lower, buf, kSmallBytes, kSmallWarmup, kSmallReps, 2 * phase);
-    auto large = ping_pong(own.get(), peer, lower, buf, kLargeBytes, kLargeWarmup, kLargeReps,
-                           2 * phase + 1);
+    auto small = ping_pong(own.get(), peer, lower, buf.data(), kSmallBytes, kSmallWarmup,
+                           kSmallReps, 2 * phase);
+    auto large = ping_pong(own.get(), peer, lower, buf.data(), kLargeBytes, kLargeWarmup,
+                           kLargeReps, 2 * phase + 1);
     if (!lower) continue;
     double latency = std::max(fastest(small) / 2, kMinSeconds);
     double one_way = fastest(large) / 2;

@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "runtime/shared_storage.hpp"
 #include "runtime/sparse_exchange.hpp"
 
 namespace miniamr::runtime {
@@ -46,20 +47,30 @@ BlockList block_list(std::span<double* const> data, int doubles) {
 
 // Posts the storage of `data`'s blocks to or from `peer` as few messages as the size limit
 // allows; sender and receiver cut the same list the same way, and MPI keeps the order of
-// messages between two ranks with one tag.
+// messages between two ranks with one tag. With `unread` (blocks whose values nobody reads)
+// each message carries as many bytes from a shared buffer of its own, kept there.
 void post_blocks(std::span<double* const> data, int doubles, std::size_t message_bytes, int peer,
-                 bool send, const Communicator& comm, std::vector<MPI_Request>& requests) {
+                 bool send, const Communicator& comm, std::vector<MPI_Request>& requests,
+                 std::vector<UnreadBytes>* unread) {
   const std::size_t per_message = std::clamp<std::size_t>(
       message_bytes / (std::size_t(doubles) * sizeof(double)), 1, std::size_t(INT_MAX));
-  for (std::size_t first = 0; first < data.size(); first += per_message) {
-    const BlockList list =
-        block_list(data.subspan(first, std::min(per_message, data.size() - first)), doubles);
+  const auto post = [&](void* at, int n, MPI_Datatype type) {
     requests.emplace_back();
     if (send) {
       comm.note(0, 1);
-      MPI_Isend(MPI_BOTTOM, 1, list.get(), peer, kBlockTag, comm.get(), &requests.back());
+      MPI_Isend(at, n, type, peer, kBlockTag, comm.get(), &requests.back());
     } else {
-      MPI_Irecv(MPI_BOTTOM, 1, list.get(), peer, kBlockTag, comm.get(), &requests.back());
+      MPI_Irecv(at, n, type, peer, kBlockTag, comm.get(), &requests.back());
+    }
+  };
+  for (std::size_t first = 0; first < data.size(); first += per_message) {
+    const std::size_t blocks = std::min(per_message, data.size() - first);
+    if (unread != nullptr) {
+      const int n = int(blocks) * doubles;
+      post(unread->emplace_back(std::size_t(n) * sizeof(double)).data(), n, MPI_DOUBLE);
+    } else {
+      const BlockList list = block_list(data.subspan(first, blocks), doubles);
+      post(MPI_BOTTOM, 1, list.get());
     }
   }
 }
@@ -74,8 +85,10 @@ void post_blocks(std::span<double* const> data, int doubles, std::size_t message
 // the headers are through keeps them from queueing ahead of the headers as unexpected
 // messages (with the probing exchange), and one message per peer instead of one per block
 // saves a rendezvous per block (together about half the migration time of a moving sphere on
-// two ranks). SMPI copies a derived datatype's message through a buffer of its own: simulated
-// runs pay host memory for it, not simulated time.
+// two ranks). SMPI copies a derived datatype's message through a buffer of its own, which a
+// simulation of thousands of ranks cannot afford on each: there, blocks whose storage the ranks
+// share (priced kernels, shared_storage.hpp) send and receive their bytes through buffers
+// shared too, and no value moves.
 std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communicator& comm,
                      std::vector<std::int8_t>* marks, std::size_t message_bytes) {
   struct Entry {
@@ -102,6 +115,8 @@ std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communi
     headers[targets[i]].push_back({domain.leaves[i], domain.cost[i], mark_of(i)});
     leaving[targets[i]].push_back(domain.blocks[i].data());
   }
+  std::vector<UnreadBytes> unread;
+  std::vector<UnreadBytes>* const through = domain.spare.values_unread() ? &unread : nullptr;
   std::vector<MPI_Request> requests;
   sparse_exchange(comm, headers, kHeaderTag, [&](Parcel<BlockHeader>&& p) {
     std::vector<double*> arriving;
@@ -109,11 +124,11 @@ std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communi
       entries.push_back({h.key, h.cost, domain.spare.take(domain.shape), h.mark});
       arriving.push_back(entries.back().block.data());
     }
-    post_blocks(arriving, count, message_bytes, p.rank, /*send=*/false, comm, requests);
+    post_blocks(arriving, count, message_bytes, p.rank, /*send=*/false, comm, requests, through);
   });
   std::int64_t sent = 0;
   for (const auto& [to, data] : leaving) {
-    post_blocks(data, count, message_bytes, to, /*send=*/true, comm, requests);
+    post_blocks(data, count, message_bytes, to, /*send=*/true, comm, requests, through);
     sent += std::int64_t(data.size());
   }
   MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
