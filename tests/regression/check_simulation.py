@@ -16,6 +16,9 @@ checks of its input.
 - the calibration is what prices the kernels: the same run with every cost a thousand times larger
   adds 999 times the modelled compute time, and costs that grow with the working set are
   charged at each rank's own;
+- priced kernels (--compute model) keep no block storage of each rank's own: the simulator's
+  peak memory is below that of the same run with the real kernels by at least half of the
+  blocks' storage;
 - miniamr-study --launcher simulate writes runs.csv rows marked simulated, whose wall_s is the
   simulated time.
 
@@ -23,6 +26,7 @@ checks of its input.
 """
 import csv
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -40,6 +44,7 @@ CLUSTER = os.path.join(REPO, "platforms", "cluster_fat_tree.xml")
 CALIBRATION = os.path.join(REPO, "platforms", "calibration.yaml")
 RANKS = 64
 STEPS = 10
+STORAGE_VARS = 8
 SKIP = 77  # ctest's SKIP_RETURN_CODE
 
 
@@ -201,6 +206,43 @@ def simulated_failures(tmp, miniamr_sim, real_miniamr, deck):
     return failures
 
 
+def peak_mib(stderr):
+    """The simulator's peak memory that miniamr-simulate prints last, or None."""
+    m = re.search(r"peak memory (\d+) MiB", stderr)
+    return int(m.group(1)) if m else None
+
+
+def storage_failures(tmp, miniamr_sim, deck):
+    """Priced kernels read no value, so the simulated ranks share one copy of block storage: the
+    simulator holds less than the real kernels' run of the same mesh by at least half of the
+    storage its blocks would take (8 variables of 10^3 cells: 64 KiB a block)."""
+    failures, peak, blocks = [], {}, {}
+    for compute in ("model", "real"):
+        run_dir = os.path.join(tmp, f"storage-{compute}")
+        os.makedirs(run_dir)
+        extra = ["--calibration", CALIBRATION] if compute == "model" else []
+        r = simulate(["--np", str(RANKS), "--platform", CLUSTER, "--compute", compute, *extra,
+                      "--miniamr", miniamr_sim, "--", deck, "--num_tsteps", str(STEPS),
+                      "--nx", "8", "--ny", "8", "--nz", "8", "--num_vars", str(STORAGE_VARS),
+                      "--results", "R.yaml"], run_dir)
+        if r.returncode != 0:
+            return [f"storage-{compute}: exit {r.returncode}: {r.stderr[-800:]}"]
+        peak[compute] = peak_mib(r.stderr)
+        if peak[compute] is None:
+            return [f"storage-{compute}: miniamr-simulate printed no peak memory: {r.stderr[-300:]}"]
+        with open(os.path.join(run_dir, "R.yaml")) as f:
+            history = yaml.safe_load(f)["mesh_history"]
+        blocks[compute] = max(sum(h["blocks_per_level"]) for h in history)
+    storage_mib = blocks["real"] * 10**3 * STORAGE_VARS * 8 / 2**20
+    if blocks["model"] != blocks["real"]:
+        failures.append(f"the storage runs built different meshes ({blocks})")
+    if not peak["real"] - peak["model"] > storage_mib / 2:
+        failures.append(f"priced kernels held {peak['model']} MiB against the real kernels' "
+                        f"{peak['real']} MiB, where {storage_mib:.0f} MiB of block storage "
+                        "should be shared")
+    return failures
+
+
 def study_failures(tmp, miniamr_sim, deck):
     out = os.path.join(tmp, "study")
     r = subprocess.run([sys.executable, STUDY, "strong", deck, "--ranks", "4,8", "--reps", "1",
@@ -247,6 +289,7 @@ def main():
             print(f"SKIP 64 simulated ranks: {why}")
             return SKIP if not failures else verdict(failures, "")
         failures += simulated_failures(tmp, miniamr_sim, a.miniamr, a.deck)
+        failures += storage_failures(tmp, miniamr_sim, a.deck)
         failures += study_failures(tmp, miniamr_sim, a.deck)
     return verdict(failures, f"{RANKS} simulated ranks of both runtimes on cluster_fat_tree: "
                              "the real run's mesh, labelled simulated, priced by the calibration")
