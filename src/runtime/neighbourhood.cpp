@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
-#include <optional>
 #include <utility>
 
 #include "runtime/sparse_exchange.hpp"
@@ -16,21 +15,14 @@ constexpr int kGhostKeysTag = 101;
 
 sfc::Partition exchange_partition(const Domain& domain, const sfc::CurveSpace& space,
                                   const Communicator& comm) {
-  struct First {
-    sfc::Position position;
-    int present;
-  };
-  First mine{0, domain.leaves.empty() ? 0 : 1};
-  if (mine.present) {
-    mine.position = ~sfc::Position(0);
-    for (const octree::Key& k : domain.leaves.keys())
-      mine.position = std::min(mine.position, sfc::first_position(k, space));
-  }
-  std::vector<First> all(std::size_t(comm.size()));
-  comm.allgather_bytes(&mine, sizeof(First), all.data());
-  std::vector<std::optional<sfc::Position>> firsts;
-  for (const First& f : all) firsts.push_back(f.present ? std::optional(f.position) : std::nullopt);
-  return sfc::Partition::from_firsts(space, firsts);
+  // Only the positions travel, an empty rank's as kNoLeaf: a P-sized array on every rank, and
+  // in the collective, is all the memory the partition's exchange takes.
+  sfc::Position mine = sfc::Partition::kNoLeaf;
+  for (const octree::Key& k : domain.leaves.keys())
+    mine = std::min(mine, sfc::first_position(k, space));
+  std::vector<sfc::Position> firsts(std::size_t(comm.size()));
+  comm.allgather_bytes(&mine, sizeof mine, firsts.data());
+  return sfc::Partition::from_firsts(space, std::move(firsts));
 }
 
 Neighbourhood build_neighbourhood(const Domain& domain, const sfc::CurveSpace& space,

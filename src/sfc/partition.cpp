@@ -10,16 +10,15 @@ namespace {
 __extension__ typedef __int128 i128;
 }  // namespace
 
-Partition Partition::from_firsts(const CurveSpace& space,
-                                 std::span<const std::optional<Position>> firsts) {
+Partition Partition::from_firsts(const CurveSpace& space, std::vector<Position> firsts) {
   Partition p;
   p.space_ = space;
-  p.first_.resize(firsts.size());
+  p.first_ = std::move(firsts);
   // Walk backwards so an empty rank takes the first position of the next non-empty one;
-  // trailing empty ranks take a position past the end of the curve.
-  Position next = ~Position(0);
-  for (std::size_t r = firsts.size(); r-- > 0;) {
-    if (firsts[r]) next = *firsts[r];
+  // trailing empty ranks take a position past the end of the curve (kNoLeaf itself).
+  Position next = kNoLeaf;
+  for (std::size_t r = p.first_.size(); r-- > 0;) {
+    if (p.first_[r] != kNoLeaf) next = p.first_[r];
     p.first_[r] = next;
   }
   if (!p.first_.empty()) p.first_[0] = 0;  // rank 0 starts the curve

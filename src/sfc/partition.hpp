@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -18,9 +17,12 @@ namespace miniamr::sfc {
 class Partition {
  public:
   Partition() = default;
-  // `firsts[r]`: the first position of rank r's leaves, or nothing when r holds no leaf.
-  static Partition from_firsts(const CurveSpace& space,
-                               std::span<const std::optional<Position>> firsts);
+  // Marks a rank that holds no leaf among the first positions (no leaf's position is all ones:
+  // a position has 96 bits).
+  static constexpr Position kNoLeaf = ~Position(0);
+  // `firsts[r]`: the first position of rank r's leaves, or kNoLeaf when r holds none. The
+  // vector becomes the partition's own: one P-sized array, on every rank.
+  static Partition from_firsts(const CurveSpace& space, std::vector<Position> firsts);
 
   int ranks() const { return int(first_.size()); }
   const CurveSpace& space() const { return space_; }

@@ -1,7 +1,8 @@
 // What a block holds: num_vars variables of (nx+2)(ny+2)(nz+2) cells (one ghost layer). Each
 // variable's cells are contiguous, z fastest, and start on a 64-byte boundary so inner loops
 // vectorise; blocks are value types that own their storage (no preallocated pool, though the
-// mesh recycles the storage of blocks that leave it: block_pool.hpp).
+// mesh recycles the storage of blocks that leave it: block_pool.hpp), or adopt storage made
+// elsewhere with the way to give it back (adopt).
 #pragma once
 
 #include <algorithm>

@@ -29,7 +29,7 @@ TEST(Partition, OwnerWithEmptyRanks) {
       const std::string what = curve_name(curve) + " " + bounds_text(b);
       const auto targets = targets_from_bounds(keys, space, b);
       const int P = int(b.size()) - 1;
-      std::vector<std::optional<sfc::Position>> firsts(static_cast<std::size_t>(P));
+      std::vector<sfc::Position> firsts(static_cast<std::size_t>(P), sfc::Partition::kNoLeaf);
       for (std::size_t r = 0; r + 1 < b.size(); ++r)
         if (b[r] < b[r + 1]) firsts[r] = sfc::first_position(keys[order[b[r]]], space);
       const sfc::Partition part = sfc::Partition::from_firsts(space, firsts);
