@@ -1,6 +1,7 @@
 #include "app/load_balancer.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <numeric>
@@ -289,19 +290,21 @@ std::int64_t LoadBalancer::migrate(int ts, runtime::Domain& domain,
   for (std::size_t p = 0; p < targets.size(); ++p)
     if (targets[p] != me) directory_.put(moved_keys[p], targets[p]);
   directory_.fence([&](const octree::Key& k) { return rt_.owner(k); });
-  bool consistent = true;
+  std::int64_t misplaced = 0;
   directory_.for_each([&](const octree::Key& k, int owner) {
-    consistent = consistent && owner == me && domain.leaves.find(k).has_value();
+    if (owner != me || !domain.leaves.find(k).has_value()) ++misplaced;
   });
-  if (!comm.all(consistent))
+  // One reduction for both: the blocks sent in all, and whether any rank found one misplaced.
+  std::array<std::int64_t, 1> total{sent}, worst{misplaced};
+  comm.sum_and_max_in_place(total, worst);
+  if (worst[0] > 0)
     throw RunError(
         fmt::format("timestep {}: blocks arrived where the ownership directory "
                     "does not place them",
                     ts));
-  const std::int64_t total = comm.sum(sent);
-  stats_.blocks_migrated += total;
-  stats_.bytes_migrated += std::int64_t(double(total) * block_bytes);
-  return total;
+  stats_.blocks_migrated += total[0];
+  stats_.bytes_migrated += std::int64_t(double(total[0]) * block_bytes);
+  return total[0];
 }
 
 void LoadBalancer::decide(int ts, runtime::Domain& domain,
