@@ -2,7 +2,7 @@
 """--trace: the Chrome trace of a 2-rank run is valid JSON with task and message events, and the
 dynamic runtime has send and recv events and no stage barrier (a rank starts some task of
 stage s+1 before its last task of stage s has ended). The static runtime's trace is valid too,
-its sweeps cover --sweep_vars variables each, with --chunk_vars 2 the first two variables run
+its padded sweeps cover --sweep_vars variables each (compact ones a whole group), with --chunk_vars 2 the first two variables run
 ahead of the last two (a stage s+1 sweep of them starts before a stage s sweep of the others)
 and with --chunk_vars 4 they do not; with --chunk_vars 2 they run ahead into the next timestep
 of their batch too, and with --batch_tsteps 1 only within a timestep; the dynamic runtime's
@@ -54,7 +54,7 @@ def run_traced(miniamr, deck, runtime, work, env, attempt=1, extra=()):
     return events, results, problems
 
 
-def check_tasks(events, runtime):
+def check_tasks(events, results, runtime):
     problems = []
     tasks = [e for e in events if e.get("cat") == "task" and e.get("ph") == "X"]
     if not tasks:
@@ -72,11 +72,15 @@ def check_tasks(events, runtime):
     if not {0, 1} <= pids:
         problems.append(f"{runtime}: pids {sorted(pids)}, want 0 and 1")
     if runtime == "static":
-        # --sweep_vars 3 over 4 variables: passes of 3 variables, then 1.
+        # --sweep_vars 3 over 4 variables: padded sweeps make passes of 3 variables, then 1;
+        # compact interiors (AVX-512 machines) sweep the whole group of 4 at once.
         widths = sorted({e["args"].get("vars") for e in tasks if e["name"] == "sweep"
                          and isinstance(e.get("args"), dict)}, key=str)
-        if widths != [1, 3]:
-            problems.append(f"static: sweeps of {widths} variables, want 3 and 1 (--sweep_vars 3)")
+        compact = (results.get("kernel_calls") or {}).get("compact", 0) > 0
+        want = [4] if compact else [1, 3]
+        if widths != want:
+            problems.append(f"static: sweeps of {widths} variables, want {want} (--sweep_vars 3, "
+                            f"{'compact' if compact else 'padded'} interiors)")
     # (the static runtime traces its sweeps only; messages are the dynamic runtime's tasks)
     for name in ("send", "recv") if runtime == "dynamic" else ():
         if not any(e.get("cat") == "message" and e["name"] == name for e in events):
@@ -134,7 +138,7 @@ def main():
             problems += p
             if events is None:
                 continue
-            problems += check_tasks(events, runtime)
+            problems += check_tasks(events, results, runtime)
             digests[runtime] = results.get("field_digest")
             if runtime == "dynamic":
                 # Only the last timesteps have several blocks a rank, so a loaded machine could
