@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "runtime/clock.hpp"
+#include "runtime/shared_storage.hpp"
 #include "runtime/trace.hpp"
 
 namespace miniamr::runtime {
@@ -65,8 +66,8 @@ void HaloExchange::begin(MPI_Comm comm, const StageGraph& graph, const Schedule&
     for (std::size_t g = 0; g < groups_; ++g)
       for (std::size_t p = 0; p < kSlots; ++p) {
         Slot& s = send_[(m * groups_ + g) * kSlots + p];
-        s.data.resize(
-            graph.sends[m].size(group_vars_[g].count()));  // the real size, even when modelled
+        s.size_to(graph.sends[m].size(group_vars_[g].count()),
+                  shared_);  // the real size, even when modelled
         s.left.store(int(schedule.producers[m]), std::memory_order_relaxed);
         s.in_flight.store(false, std::memory_order_relaxed);
       }
@@ -76,10 +77,20 @@ void HaloExchange::begin(MPI_Comm comm, const StageGraph& graph, const Schedule&
       for (std::size_t g = 0; g < groups_; ++g)
         for (std::size_t p = 0; p < std::min(kSlots, stages); ++p) {
           const std::size_t r = (m * groups_ + g) * kSlots + p;
-          recv_[r].data.resize(graph.recvs[m].size(group_vars_[g].count()));
+          recv_[r].size_to(graph.recvs[m].size(group_vars_[g].count()), shared_);
           recv_[r].stage = p;
           post_receive(r);
         }
+  }
+}
+
+void HaloExchange::Slot::size_to(std::size_t n, bool shared) {
+  if (shared) {
+    own = {};
+    data = {shared_doubles(n), n};
+  } else {
+    own.resize(n);
+    data = own;
   }
 }
 
@@ -96,7 +107,7 @@ void HaloExchange::post_receive(std::size_t r) {
 void HaloExchange::post_send(std::size_t s) {
   const std::size_t m = s / (groups_ * kSlots), group = (s / kSlots) % groups_;
   const MessageLayout& msg = graph_->sends[m];
-  std::vector<double>& data = send_[s].data;
+  const std::span<double> data = send_[s].data;
   const double t0 = trace_ != nullptr ? trace_->now_us() : 0.0;
   if (blocking_) {
     MPI_Send(data.data(), int(data.size()), MPI_DOUBLE, msg.peer, tag(msg.group, group), comm_);

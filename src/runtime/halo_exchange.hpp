@@ -39,6 +39,10 @@ class HaloExchange {
   void begin(MPI_Comm comm, const StageGraph& graph, const Schedule& schedule, std::size_t stages,
              std::span<const stencil::VarRange> groups, bool blocking_send, Trace* trace);
 
+  // Buffers whose values nobody reads (priced kernels) are views of the process's shared
+  // storage (shared_doubles), so that a simulation's ranks keep no buffers of their own.
+  void share_buffers(bool shared) { shared_ = shared; }
+
   std::size_t groups() const { return groups_; }
   std::span<double> send_data(std::size_t lane, std::size_t m) { return slot(send_, lane, m); }
   std::span<const double> recv_data(std::size_t lane, std::size_t m) {
@@ -79,7 +83,9 @@ class HaloExchange {
 
  private:
   struct Slot {
-    std::vector<double> data;
+    std::vector<double> own;
+    std::span<double> data;  // own, or shared storage
+    void size_to(std::size_t n, bool shared);
     std::atomic<int> left{0};  // sends: producers to go; receives: consumers to go
     std::size_t stage = 0;     // receives: the stage it is posted for
     // Sends: queued or posted and not known to have left (the buffer must not be written).
@@ -113,6 +119,7 @@ class HaloExchange {
   std::size_t stages_ = 0, groups_ = 1;
   int axis_groups_ = 1;
   bool blocking_ = false;
+  bool shared_ = false;
   Trace* trace_ = nullptr;
   int worker_ = 0;  // the token holder's worker index (its trace buffer)
   std::vector<stencil::VarRange> group_vars_;

@@ -1,26 +1,23 @@
 #include "runtime/shared_storage.hpp"
 
+#include <algorithm>
+#include <mutex>
 #include <new>
+#include <vector>
 
 #ifdef MINIAMR_SIMGRID
 #include <smpi/smpi.h>
-
-#include <mutex>
-#include <vector>
 #endif
 
 namespace miniamr::runtime {
 
-#ifdef MINIAMR_SIMGRID
 namespace {
 
-// The storage of every block of every simulated rank: one buffer, as large as the largest
-// block asked for. SMPI_SHARED_MALLOC would map its file at each block's address, a mapping per
-// block, and 4096 ranks' blocks outnumber the mappings Linux allows a process
-// (vm.max_map_count, 65530 by default). The simulator's ranks all live in this process, so
-// the buffer is the process's; a larger block gets a larger buffer, and an older one is kept
-// for the blocks still pointing into it.
-class OneBlockBuffer {
+// One buffer for the whole process, as large as the largest request. SMPI_SHARED_MALLOC would
+// map its file at each block's address, a mapping per block, and 4096 simulated ranks' blocks
+// outnumber the mappings Linux allows a process (vm.max_map_count, 65530 by default); the
+// simulated ranks all live in this process, so its own buffer serves them all.
+class OneBuffer {
  public:
   double* at_least(std::size_t doubles) {
     const std::lock_guard lock(mutex_);  // SMPI may run ranks on several threads
@@ -41,11 +38,20 @@ class OneBlockBuffer {
   std::size_t size_ = 0;
 };
 
+}  // namespace
+
+double* shared_doubles(std::size_t n) {
+  static OneBuffer buffer;
+  return buffer.at_least(std::max<std::size_t>(n, 1));
+}
+
+#ifdef MINIAMR_SIMGRID
+namespace {
+
 void keep(double*) {}  // the buffer outlives every block
 
 stencil::Block shared_block(const stencil::BlockShape& shape) {
-  static OneBlockBuffer buffer;
-  return stencil::Block::adopt(shape, buffer.at_least(shape.doubles()), &keep);
+  return stencil::Block::adopt(shape, shared_doubles(shape.doubles()), &keep);
 }
 
 }  // namespace

@@ -12,9 +12,14 @@
 
 namespace miniamr::runtime {
 
-// The maker of such blocks in the simulation build (all of them over one buffer); null in a
-// build over a real MPI, where every rank is a process of its own.
+// The maker of such blocks in the simulation build (all of them over shared_doubles); null in
+// a build over a real MPI, where every rank is a process of its own.
 stencil::BlockPool::Maker shared_block_storage();
+
+// At least n doubles, 64-byte aligned, whose values nobody reads: the same storage for every
+// caller in the process, valid until it ends (a larger request gets a larger buffer; the older
+// one stays for those pointing into it).
+double* shared_doubles(std::size_t n);
 
 // n bytes whose values nobody reads: in the simulation build SMPI_SHARED_MALLOC's (one small
 // file mapped at every such allocation, whose messages SMPI does not copy), elsewhere the
