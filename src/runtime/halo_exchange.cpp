@@ -25,7 +25,7 @@ int HaloExchange::tag(int axis_group, std::size_t var_group) const {
 
 void HaloExchange::begin(MPI_Comm comm, const StageGraph& graph, const Schedule& schedule,
                          std::size_t stages, std::span<const stencil::VarRange> groups,
-                         bool blocking_send, Trace* trace) {
+                         bool blocking_send, bool unread, Trace* trace) {
   comm_ = comm;
   graph_ = &graph;
   schedule_ = &schedule;
@@ -66,8 +66,8 @@ void HaloExchange::begin(MPI_Comm comm, const StageGraph& graph, const Schedule&
     for (std::size_t g = 0; g < groups_; ++g)
       for (std::size_t p = 0; p < kSlots; ++p) {
         Slot& s = send_[(m * groups_ + g) * kSlots + p];
-        s.size_to(graph.sends[m].size(group_vars_[g].count()),
-                  shared_);  // the real size, even when modelled
+        // The real size, even when modelled.
+        s.size_to(graph.sends[m].size(group_vars_[g].count()), unread);
         s.left.store(int(schedule.producers[m]), std::memory_order_relaxed);
         s.in_flight.store(false, std::memory_order_relaxed);
       }
@@ -77,7 +77,7 @@ void HaloExchange::begin(MPI_Comm comm, const StageGraph& graph, const Schedule&
       for (std::size_t g = 0; g < groups_; ++g)
         for (std::size_t p = 0; p < std::min(kSlots, stages); ++p) {
           const std::size_t r = (m * groups_ + g) * kSlots + p;
-          recv_[r].size_to(graph.recvs[m].size(group_vars_[g].count()), shared_);
+          recv_[r].size_to(graph.recvs[m].size(group_vars_[g].count()), unread);
           recv_[r].stage = p;
           post_receive(r);
         }

@@ -36,12 +36,11 @@ class HaloExchange {
  public:
   // Lanes of `stages` stages and the variable groups `groups`. Posts the receives of the first
   // kSlots stages. Every rank begins the same chunk together. Sends and arrivals go to `trace`.
+  // With `unread` (priced kernels: nothing is packed, no value read) the buffers are views of
+  // the process's shared storage (shared_doubles), so that a simulation's ranks keep none.
   void begin(MPI_Comm comm, const StageGraph& graph, const Schedule& schedule, std::size_t stages,
-             std::span<const stencil::VarRange> groups, bool blocking_send, Trace* trace);
-
-  // Buffers whose values nobody reads (priced kernels) are views of the process's shared
-  // storage (shared_doubles), so that a simulation's ranks keep no buffers of their own.
-  void share_buffers(bool shared) { shared_ = shared; }
+             std::span<const stencil::VarRange> groups, bool blocking_send, bool unread,
+             Trace* trace);
 
   std::size_t groups() const { return groups_; }
   std::span<double> send_data(std::size_t lane, std::size_t m) { return slot(send_, lane, m); }
@@ -119,7 +118,6 @@ class HaloExchange {
   std::size_t stages_ = 0, groups_ = 1;
   int axis_groups_ = 1;
   bool blocking_ = false;
-  bool shared_ = false;
   Trace* trace_ = nullptr;
   int worker_ = 0;  // the token holder's worker index (its trace buffer)
   std::vector<stencil::VarRange> group_vars_;

@@ -155,7 +155,6 @@ void Mapper::run_chunks(Domain& domain, std::span<const StageWork> stages, const
         {domain, graph, schedule, stages, kernels_, slowdown_, trace_, halo_, sums_, buffers_,
          compact ? &compact_ : nullptr, &ghost_layers_, scratch_, meter_, options_.sweep_vars},
         std::move(lanes), part.v1 == all.v1);
-    halo_.share_buffers(domain.spare.values_unread());
     run.begin(comm_.get(), options_.blocking_send);
     for (std::size_t g = 0; g < run.lanes().groups.size(); ++g) run.prime(g);
     run_chunk(run);

@@ -161,7 +161,8 @@ ChunkRun::ChunkRun(Setup setup, Lanes lanes, bool last_chunk)
 }
 
 void ChunkRun::begin(MPI_Comm comm, bool blocking_send) {
-  halo_.begin(comm, x_.graph, s_, lanes_.stages, lanes_.groups, blocking_send, x_.trace);
+  halo_.begin(comm, x_.graph, s_, lanes_.stages, lanes_.groups, blocking_send,
+              x_.domain.spare.values_unread(), x_.trace);
 }
 
 void ChunkRun::prime(std::size_t group) {
