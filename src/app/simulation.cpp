@@ -22,6 +22,7 @@
 #include "runtime/exact_reduce.hpp"
 #include "runtime/merge_family.hpp"
 #include "runtime/shared_storage.hpp"
+#include "runtime/tally.hpp"
 #include "sfc/partition.hpp"
 #include "stencil/block_pool.hpp"
 #include "stencil/hash.hpp"
@@ -292,22 +293,27 @@ bool Simulation::refine_iteration() {
   stats_.closure_rounds += closure.rounds;
   step_counts_[1] += closure.changes_sent;
   octree::AdaptPlan plan = octree::plan_adapt(domain_.leaves, marks);
-  // Every rank's counts in one allgather (p4est's one count allgather per adaptation): the
-  // global changes (which rank holds a leaf changes none of them) and, for the balance before
-  // the split, every rank's adapted leaves and their weight.
+  // The ranks' counts in one collective (p4est's one count allgather per adaptation, with no
+  // array of every rank's): the global changes (which rank holds a leaf changes none of them)
+  // and, for the balance before the split, the spread of the adapted leaves over the ranks and
+  // the cut's weight along the curve.
   const bool cuts = cut_shares_.has_value() && config_.lb_opt >= 1;
   const std::vector<std::int64_t> adapted =
       cuts ? adapted_weights(plan) : std::vector<std::int64_t>{};
-  const AdaptCounts mine{plan.splits, plan.merges, std::int64_t(plan.keys.size()),
-                         std::accumulate(adapted.begin(), adapted.end(), std::int64_t{0})};
-  std::vector<AdaptCounts> all(std::size_t(runtime_.comm().size()));
-  runtime_.comm().allgather_bytes(&mine, sizeof mine, all.data());
-  std::array<std::int64_t, 2> changed{0, 0};
-  for (const AdaptCounts& c : all) changed[0] += c.splits, changed[1] += c.merges;
+  enum : std::size_t { kSplits, kMerges, kLeaves, kWeight };
+  const std::array<std::int64_t, 4> mine{
+      plan.splits, plan.merges, std::int64_t(plan.keys.size()),
+      std::accumulate(adapted.begin(), adapted.end(), std::int64_t{0})};
+  const runtime::Tally counts = runtime::tally(runtime_.comm(), mine);
+  const std::array<std::int64_t, 2> changed{counts.total[kSplits], counts.total[kMerges]};
   const std::int64_t changes = changed[0] + changed[1];
   // The balance leaves the plans to the adaptation, so it runs only when one follows.
   if (changes > 0) {
-    adapted_mesh_cut_ = cuts && balance_before_adapt(plan, adapted, all, marks);
+    const sfc::LoadSpread leaves{counts.total[kLeaves], counts.min[kLeaves], counts.max[kLeaves],
+                                 runtime_.comm().size()};
+    adapted_mesh_cut_ =
+        cuts && balance_before_adapt(plan, adapted, leaves,
+                                     {counts.before[kWeight], counts.total[kWeight]}, marks);
     if (adapted_mesh_cut_) plan = octree::plan_adapt(domain_.leaves, marks);
   }
 
@@ -341,20 +347,13 @@ std::vector<std::int64_t> Simulation::adapted_weights(const octree::AdaptPlan& p
 
 bool Simulation::balance_before_adapt(const octree::AdaptPlan& plan,
                                       std::span<const std::int64_t> adapted,
-                                      std::span<const AdaptCounts> all,
+                                      const sfc::LoadSpread& leaves,
+                                      runtime::Communicator::PrefixSum along,
                                       std::vector<std::int8_t>& marks) {
-  // The counts the balance after the step would see.
-  std::vector<std::int64_t> leaves;
-  for (const AdaptCounts& c : all) leaves.push_back(c.leaves);
   if (equal_shares() && !sfc::needs_balance(leaves, config_.inbalance)) return false;
   // Cutting the adapted mesh before it exists means that every rank splits its share (no rank
   // waits for the page faults of another's children), that parents travel instead of their
   // children, and that the balance after the step finds the partition already cut.
-  runtime::Communicator::PrefixSum along;
-  for (std::size_t r = 0; r < all.size(); ++r) {
-    if (int(r) < runtime_.comm().rank()) along.before += all[r].weight;
-    along.total += all[r].weight;
-  }
   step_counts_[2] +=
       runtime_.rebalance_for_adapt(domain_, plan, adapted, marks, *cut_shares_, along);
   return true;

@@ -79,18 +79,14 @@ class Simulation {
   // `known`: the spread of the ranks' blocks as they are, if already reduced.
   void maybe_rebalance(bool report, std::optional<sfc::LoadSpread> known = std::nullopt);
   // Collective. Balances the old leaves by what `plan` makes of them, moving `marks` along;
-  // One rank's numbers of a refinement iteration, gathered from every rank in one collective.
-  struct AdaptCounts {
-    std::int64_t splits = 0, merges = 0;
-    std::int64_t leaves = 0, weight = 0;  // of its adapted mesh (weight: of the cut)
-  };
   // The cut's weight of each leaf of `plan` (cut_weights carried to the adapted leaves).
   std::vector<std::int64_t> adapted_weights(const octree::AdaptPlan& plan) const;
-  // Collective. Cuts the adapted leaves' curve (weights `adapted`, every rank's `all`) and
-  // moves the leaves they come from; true when it ran (the plan must then be made again from
-  // the new leaves).
+  // Collective. Cuts the adapted leaves' curve (weights `adapted`; `leaves`: the ranks' adapted
+  // leaf counts; `along`: the weight before this rank and in all) and moves the leaves they
+  // come from; true when it ran (the plan must then be made again from the new leaves).
   bool balance_before_adapt(const octree::AdaptPlan& plan, std::span<const std::int64_t> adapted,
-                            std::span<const AdaptCounts> all, std::vector<std::int8_t>& marks);
+                            const sfc::LoadSpread& leaves, runtime::Communicator::PrefixSum along,
+                            std::vector<std::int8_t>& marks);
   std::vector<std::int64_t> block_weights() const;
   // The dynamic balancer's model weights: each block's cell-variable updates per stage, or the
   // cost model's weights (--lb_weight 1). Measured seconds (--lb_weight 2) only weigh its

@@ -7,6 +7,8 @@
 #include <smpi/smpi.h>
 #endif
 
+#include "runtime/tally.hpp"
+
 namespace miniamr::runtime {
 
 MPI_Comm duplicate(MPI_Comm parent) {
@@ -118,24 +120,9 @@ std::vector<std::int64_t> Communicator::allgather(std::int64_t mine) const {
 }
 
 Communicator::PrefixSum Communicator::prefix_sum(std::int64_t mine) const {
-#ifdef MINIAMR_SIMGRID
-  // SMPI's MPI_Exscan sends every rank's value to every later rank (P^2/2 messages); an
-  // allgather with a real algorithm gives both sums in one collective.
-  const auto all = allgather(mine);
-  PrefixSum s;
-  for (int r = 0; r < size_; ++r) {
-    if (r < rank_) s.before += all[std::size_t(r)];
-    s.total += all[std::size_t(r)];
-  }
-  return s;
-#else
-  PrefixSum s;
-  note(1);
-  MPI_Exscan(&mine, &s.before, 1, MPI_INT64_T, MPI_SUM, comm_);
-  if (rank_ == 0) s.before = 0;  // MPI_Exscan leaves rank 0's result undefined
-  s.total = sum(mine);
-  return s;
-#endif
+  // One collective in either build, and no P^2 / 2 messages of SMPI's MPI_Exscan.
+  const Tally t = tally(*this, std::span(&mine, 1));
+  return {t.before[0], t.total[0]};
 }
 
 std::vector<std::vector<std::int64_t>> Communicator::gather(

@@ -1,6 +1,7 @@
 // The load balancer's helpers on 1..4 ranks: the link model that prices a migration, the
 // ownership directory that tells every rank where a given-away block went, and the one
-// reduction of sums and maxima that gives the spread of the ranks' loads.
+// reduction of sums and maxima that gives the spread of the ranks' loads, and the tally of counts
+// along the ranks that a refinement iteration takes.
 //
 // Every check goes through all_ranks() so that all ranks reach the same verdict and none
 // leaves a collective early.
@@ -20,6 +21,7 @@
 #include "runtime/link_model.hpp"
 #include "runtime/mpi.hpp"
 #include "runtime/ownership_directory.hpp"
+#include "runtime/tally.hpp"
 
 namespace {
 
@@ -72,6 +74,49 @@ TEST(Communicator, SumAndMaxInOneReduction) {
   std::vector<std::int64_t> top{r};
   comm.sum_and_max_in_place({}, top);
   EXPECT_TRUE(all_ranks(only[0] == P * (P - 1) / 2 && top[0] == P - 1, "one-sided reduction"));
+}
+
+// Every size from 1 to the world's, so that 3 ranks (one folded into its neighbour) and powers
+// of two are all seen: the sums before each rank, the totals and the extremes agree with the
+// values worked out from the formula every rank's values follow, and it counts as one collective.
+TEST(Communicator, TallyGivesPrefixTotalsAndExtremesOnEverySize) {
+  int world = 0, me = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  const auto values = [](std::int64_t r) {
+    return std::vector<std::int64_t>{r + 1, (r * 7) % 5 - 2, -r * r};
+  };
+  bool ok = true;
+  std::string detail;
+  for (int size = 1; size <= world; ++size) {
+    MPI_Comm part = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, me < size ? 0 : MPI_UNDEFINED, me, &part);
+    if (part == MPI_COMM_NULL) continue;
+    {
+      const Communicator comm(part);
+      const std::int64_t r = comm.rank();
+      const auto before_collectives = comm.traffic().collectives;
+      const miniamr::runtime::Tally t = miniamr::runtime::tally(comm, values(r));
+      const miniamr::runtime::Tally none = miniamr::runtime::tally(comm, {});
+      std::vector<std::int64_t> before(3, 0), total(3, 0), lo = values(0), hi = values(0);
+      for (std::int64_t q = 0; q < size; ++q) {
+        const auto v = values(q);
+        for (std::size_t i = 0; i < 3; ++i) {
+          if (q < r) before[i] += v[i];
+          total[i] += v[i];
+          lo[i] = std::min(lo[i], v[i]);
+          hi[i] = std::max(hi[i], v[i]);
+        }
+      }
+      if (t.before != before || t.total != total || t.min != lo || t.max != hi ||
+          !none.total.empty() || comm.traffic().collectives - before_collectives != 2) {
+        ok = false;
+        detail += " size " + std::to_string(size);
+      }
+    }
+    MPI_Comm_free(&part);
+  }
+  EXPECT_TRUE(all_ranks(ok, "tally differs on communicators of" + detail));
 }
 
 TEST(LinkModel, PositiveFiniteAndIdenticalOnAllRanks) {
