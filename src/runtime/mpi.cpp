@@ -42,7 +42,16 @@ MpiEnvironment::~MpiEnvironment() {
 }
 
 Communicator::Communicator(MPI_Comm parent) {
+#ifdef MINIAMR_SIMGRID
+  // SMPI copies the group, an entry per rank, into every rank's duplicate: P^2 entries in the
+  // simulator (24 MB at 1024 ranks). Under smpirun miniamr is the whole program, its tags are
+  // its own and every collective of this build is blocking, in the same order on every rank,
+  // so it shares the parent.
+  comm_ = parent;
+  owned_ = false;
+#else
   comm_ = duplicate(parent);
+#endif
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
 }
@@ -50,11 +59,12 @@ Communicator::Communicator(MPI_Comm parent) {
 Communicator::~Communicator() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
+  if (owned_ && comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
 }
 
 Communicator::Communicator(Communicator&& o) noexcept
     : comm_(std::exchange(o.comm_, MPI_COMM_NULL)),
+      owned_(o.owned_),
       rank_(o.rank_),
       size_(o.size_),
       traffic_(o.traffic_) {}

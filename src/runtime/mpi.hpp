@@ -48,7 +48,7 @@ class MpiEnvironment {
 MPI_Comm duplicate(MPI_Comm parent);
 
 // A duplicated communicator, freed on destruction, so miniamr's messages never mix with a
-// host application's.
+// host application's (in the simulation build, where there is none, the parent itself).
 class Communicator {
  public:
   explicit Communicator(MPI_Comm parent = MPI_COMM_WORLD);
@@ -100,6 +100,7 @@ class Communicator {
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
+  bool owned_ = true;  // freed on destruction
   int rank_ = 0;
   int size_ = 1;
   mutable Traffic traffic_;
