@@ -131,8 +131,10 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
     const double busy = t.get(Phase::kCompute), comm_s = t.get(Phase::kCommunicate);
     const double idle = std::max(0.0, t.get(Phase::kTotal) - busy - comm_s - t.get(Phase::kRefine) -
                                           t.get(Phase::kLoadBalance) - t.get(Phase::kChecksum));
+    // Every rank's value on rank 0, the only one that writes them (an array per rank on every
+    // rank would be P^2 values in a simulation's one process).
     const auto gather = [&](double x) {
-      std::vector<double> all(static_cast<std::size_t>(comm.size()));
+      std::vector<double> all(comm.is_root() ? std::size_t(comm.size()) : 0);
       MPI_Gather(&x, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm.get());
       return all;
     };
