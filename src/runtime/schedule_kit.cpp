@@ -154,7 +154,8 @@ ChunkRun::ChunkRun(Setup setup, Lanes lanes, bool last_chunk)
       last_chunk_(last_chunk),
       padded_(setup.domain, setup.kernels) {
   if (x_.compact != nullptr) compact_.emplace(x_.domain, x_.kernels, *x_.compact, *x_.ghost_layers);
-  x_.buffers.fit(s_, std::size_t(lanes_.chunk.count()));
+  // Priced kernels read and pack no face.
+  if (!x_.kernels.modelled()) x_.buffers.fit(s_, std::size_t(lanes_.chunk.count()));
   sweeps_left_ = std::make_unique<std::atomic<int>[]>(lanes_.stages);
   for (std::size_t st = 0; st < lanes_.stages; ++st)
     sweeps_left_[st].store(int(s_.units() * lanes_.groups.size()), std::memory_order_relaxed);
