@@ -187,7 +187,9 @@ void LoadBalancer::refinement_moved(int ts, std::int64_t blocks) {
                     {"blocks", blocks}};
     log_ += line.dump() + "\n";
   }
-  cut_shares_.clear();
+  // P entries on every rank, P^2 in a simulation's one process: not kept to the next step.
+  cut_shares_ = {};
+  cut_ranks_ = {};
 }
 
 bool LoadBalancer::decides_after(int ts) const {
