@@ -9,6 +9,8 @@
 #include <smpi/smpi.h>
 #endif
 
+#include "stencil/aligned_doubles.hpp"
+
 namespace miniamr::runtime {
 
 namespace {
@@ -22,19 +24,15 @@ class OneBuffer {
   double* at_least(std::size_t doubles) {
     const std::lock_guard lock(mutex_);  // SMPI may run ranks on several threads
     if (doubles > size_) {
-      buffers_.emplace_back(
-          static_cast<double*>(::operator new[](doubles * sizeof(double), std::align_val_t{64})));
+      buffers_.push_back(stencil::aligned_doubles(doubles));
       size_ = doubles;
     }
     return buffers_.back().get();
   }
 
  private:
-  struct AlignedFree {
-    void operator()(double* p) const { ::operator delete[](p, std::align_val_t{64}); }
-  };
   std::mutex mutex_;
-  std::vector<std::unique_ptr<double[], AlignedFree>> buffers_;
+  std::vector<stencil::AlignedDoubles> buffers_;
   std::size_t size_ = 0;
 };
 

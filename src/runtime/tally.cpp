@@ -54,8 +54,8 @@ Tally tally(const Communicator& comm, std::span<const std::int64_t> mine) {
     MPI_Recv(result.data(), int(4 * n), MPI_INT64_T, r + 1, kTallyTag, c, MPI_STATUS_IGNORE);
     comm.note(1, 1);
     const auto at = [&](std::size_t k) {
-      return std::vector<std::int64_t>(result.begin() + std::ptrdiff_t(k * n),
-                                       result.begin() + std::ptrdiff_t((k + 1) * n));
+      const auto from = result.begin() + std::ptrdiff_t(k * n);
+      return std::vector<std::int64_t>(from, from + std::ptrdiff_t(n));
     };
     return {at(0), at(1), at(2), at(3)};
   }
@@ -80,10 +80,10 @@ Tally tally(const Communicator& comm, std::span<const std::int64_t> mine) {
     part.add(in);
   }
   if (pairs) {
+    // before, then the part as packed: sum, min, max.
     std::vector<std::int64_t> result(before);
-    result.insert(result.end(), part.sum.begin(), part.sum.end());
-    result.insert(result.end(), part.min.begin(), part.min.end());
-    result.insert(result.end(), part.max.begin(), part.max.end());
+    const std::vector<std::int64_t> whole = part.packed();
+    result.insert(result.end(), whole.begin(), whole.end());
     MPI_Send(result.data(), int(4 * n), MPI_INT64_T, r - 1, kTallyTag, c);
     ++messages;
     for (std::size_t i = 0; i < n; ++i) before[i] += neighbour[i];

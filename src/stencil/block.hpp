@@ -14,6 +14,7 @@
 #include <span>
 #include <utility>
 
+#include "stencil/aligned_doubles.hpp"
 #include "stencil/pages.hpp"
 
 namespace miniamr::stencil {
@@ -87,7 +88,6 @@ class Block {
 
  private:
   struct Uninitialized {};
-  static void aligned_free(double* p) { ::operator delete[](p, std::align_val_t{64}); }
   using Storage = std::unique_ptr<double[], Free>;
 
   Block(const BlockShape& shape, Uninitialized) : shape_(shape), data_(allocate(shape.doubles())) {}
@@ -95,9 +95,7 @@ class Block {
 
   // Storage for n doubles with none of its pages mapped yet; null when there is none.
   static Storage unmapped(std::size_t n) {
-    return Storage(static_cast<double*>(
-                       ::operator new[](n * sizeof(double), std::align_val_t{64}, std::nothrow)),
-                   &aligned_free);
+    return Storage(aligned_doubles_or_null(n), &free_aligned);
   }
   static Storage allocate(std::size_t n) {
     Storage p = unmapped(n);
@@ -107,7 +105,7 @@ class Block {
   }
 
   BlockShape shape_{};
-  Storage data_{nullptr, &aligned_free};
+  Storage data_{nullptr, &free_aligned};
 };
 
 }  // namespace miniamr::stencil

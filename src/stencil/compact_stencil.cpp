@@ -141,8 +141,7 @@ void CompactVars::reserve(std::size_t blocks, VarRange vars) {
   vars_ = vars;
   const std::size_t need = blocks * std::size_t(vars.count()) * kCompactCells;
   if (need > capacity_) {
-    storage_.reset(
-        static_cast<double*>(::operator new[](need * sizeof(double), std::align_val_t{64})));
+    storage_ = aligned_doubles(need);
     capacity_ = need;
   }
   base_ = storage_.get();

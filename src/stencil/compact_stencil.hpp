@@ -20,6 +20,7 @@
 #include <new>
 #include <span>
 
+#include "stencil/aligned_doubles.hpp"
 #include "stencil/block.hpp"
 #include "stencil/ghost_fill.hpp"
 #include "stencil/ghost_layers.hpp"
@@ -73,10 +74,7 @@ class CompactVars {
   std::size_t offset(std::size_t block, int v) const {
     return (block * std::size_t(vars_.count()) + std::size_t(v - vars_.v0)) * kCompactCells;
   }
-  struct AlignedFree {
-    void operator()(double* p) const { ::operator delete[](p, std::align_val_t{64}); }
-  };
-  std::unique_ptr<double[], AlignedFree> storage_;
+  AlignedDoubles storage_;
   std::size_t capacity_ = 0;
   double* base_ = nullptr;
   VarRange vars_{};
