@@ -11,7 +11,7 @@ constexpr int kCorners[8][3] = {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0},
 
 }  // namespace
 
-CellMesh cell_mesh(const runtime::Domain& domain, std::span<const int> vars) {
+CellMesh cell_mesh(const mesh::Domain& domain, std::span<const int> vars) {
   const stencil::BlockShape& s = domain.shape;
   const std::int64_t px = s.nx + 1, py = s.ny + 1, pz = s.nz + 1;
   const std::size_t blocks = domain.leaves.size();

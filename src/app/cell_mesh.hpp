@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "runtime/domain.hpp"
+#include "mesh/domain.hpp"
 
 namespace miniamr::app {
 
@@ -21,7 +21,7 @@ struct CellMesh {
 };
 
 // The blocks in curve order, each block's cells x fastest, then y, then z (VTK's order).
-CellMesh cell_mesh(const runtime::Domain& domain, std::span<const int> vars);
+CellMesh cell_mesh(const mesh::Domain& domain, std::span<const int> vars);
 
 // Bytes of a rank's CellMesh of `blocks` blocks of `shape`, as the files store it (for the
 // room a step file needs).

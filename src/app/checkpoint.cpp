@@ -372,8 +372,8 @@ io::FolderLock lock_checkpoint_dir(const Config& config, MPI_Comm comm) {
   return lock;
 }
 
-void write_checkpoint(const Config& config, const runtime::Communicator& comm,
-                      const runtime::Domain& domain, const RunPoint& point) {
+void write_checkpoint(const Config& config, const comm::Communicator& comm,
+                      const mesh::Domain& domain, const RunPoint& point) {
   const std::string final_path = checkpoint_path(config.checkpoint_dir, point.timestep);
   const auto n = std::int64_t(domain.leaves.size());
   const std::vector<std::int64_t> counts = comm.allgather(n);
@@ -575,8 +575,8 @@ std::string mesh_problem(std::span<const std::int64_t> words, const octree::Root
 }  // namespace
 
 RunPoint read_checkpoint(const std::string& path, const Config& config,
-                         const runtime::Communicator& comm, sfc::Curve ownership,
-                         runtime::Domain& domain) {
+                         const comm::Communicator& comm, sfc::Curve ownership,
+                         mesh::Domain& domain) {
   const std::string shown = io::shown(path, 200);
   const auto refuse = [&](std::string_view why) {
     return Unusable(fmt::format("--restart {}: {}", shown, why));
@@ -720,8 +720,8 @@ RunPoint read_checkpoint(const std::string& path, const Config& config,
   }
 }
 
-RunPoint restart(const Config& config, const runtime::Communicator& comm, sfc::Curve ownership,
-                 runtime::Domain& domain, std::FILE* out) {
+RunPoint restart(const Config& config, const comm::Communicator& comm, sfc::Curve ownership,
+                 mesh::Domain& domain, std::FILE* out) {
   const std::vector<std::string> candidates = restart_candidates(config.restart_path, comm.get());
   std::optional<Unusable> newest;  // the reason given when no candidate can be used
   for (std::size_t i = 0; i < candidates.size(); ++i) {

@@ -18,9 +18,9 @@
 
 #include "app/config.hpp"
 #include "app/run_stats.hpp"
+#include "comm/mpi.hpp"
 #include "io/folder_lock.hpp"
-#include "runtime/domain.hpp"
-#include "runtime/mpi.hpp"
+#include "mesh/domain.hpp"
 #include "sfc/curve.hpp"
 
 namespace miniamr::app {
@@ -50,8 +50,8 @@ io::FolderLock lock_checkpoint_dir(const Config& config, MPI_Comm comm);
 
 // Collective. Writes the checkpoint after `point.timestep` into config.checkpoint_dir and keeps
 // the newest config.checkpoint_keep. Throws RunError on every rank when any part fails.
-void write_checkpoint(const Config& config, const runtime::Communicator& comm,
-                      const runtime::Domain& domain, const RunPoint& point);
+void write_checkpoint(const Config& config, const comm::Communicator& comm,
+                      const mesh::Domain& domain, const RunPoint& point);
 
 // Collective. Reads the checkpoint at `path`: this rank's share of the blocks (an even cut of
 // the `ownership` curve) into `domain` (grid, shape, leaves, blocks, cost) and the rest into the
@@ -60,15 +60,15 @@ void write_checkpoint(const Config& config, const runtime::Communicator& comm,
 // whose numerics differ from `config`'s (naming the options), or that is at or past the end of
 // the run `config` asks for.
 RunPoint read_checkpoint(const std::string& path, const Config& config,
-                         const runtime::Communicator& comm, sfc::Curve ownership,
-                         runtime::Domain& domain);
+                         const comm::Communicator& comm, sfc::Curve ownership,
+                         mesh::Domain& domain);
 
 // Collective. The restart --restart asks for: its file, or in a folder the newest checkpoint
 // that can be used; a newer one that cannot (damaged, incomplete, another run's numerics) is
 // named with its reason on stderr, and the older one is tried. Rank 0 says on `out` (when not
 // null and not --quiet) which file the run resumes. Throws UsageError on every rank when no
 // file can be used (with the newest one's reason).
-RunPoint restart(const Config& config, const runtime::Communicator& comm, sfc::Curve ownership,
-                 runtime::Domain& domain, std::FILE* out);
+RunPoint restart(const Config& config, const comm::Communicator& comm, sfc::Curve ownership,
+                 mesh::Domain& domain, std::FILE* out);
 
 }  // namespace miniamr::app

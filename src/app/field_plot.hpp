@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "app/config.hpp"
-#include "runtime/domain.hpp"
-#include "runtime/mpi.hpp"
+#include "comm/mpi.hpp"
+#include "mesh/domain.hpp"
 
 namespace miniamr::app {
 
@@ -18,11 +18,11 @@ class FieldPlot {
   // the index through io::OutputFile: a run stopped at any point leaves whole files and an index
   // of the steps whose files are whole. A failure on any rank ends every rank with a RunError
   // naming the file, and leaves the previous index as it was.
-  virtual void write(const runtime::Domain& domain, const runtime::Communicator& comm, int timestep,
+  virtual void write(const mesh::Domain& domain, const comm::Communicator& comm, int timestep,
                      double time) = 0;
   // Collective. A run restarted after `timestep` lists the steps its first part plotted up to
   // then (those whose files are whole), so the index still covers the whole run.
-  virtual void resume(const runtime::Communicator& comm, int timestep) = 0;
+  virtual void resume(const comm::Communicator& comm, int timestep) = 0;
 };
 
 // The plot of config.plot_format (xdmf or vtkhdf).

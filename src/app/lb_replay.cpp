@@ -190,14 +190,14 @@ ReplayLog parse_replay_log(std::string_view text, const std::string& path, const
   return log;
 }
 
-ReplayLog read_replay_log(const Config& config, const runtime::Communicator& comm) {
+ReplayLog read_replay_log(const Config& config, const comm::Communicator& comm) {
   const std::string& path = config.lb_replay_path;
   const std::string text = text_from_root(
       comm.get(), [&] { return read_input_text(path, "--lb_replay", kMaxReplayBytes); });
   return parse_replay_log(text, path, config, comm.size());
 }
 
-std::vector<int> replay_targets(const ReplayLog& log, int ts, const runtime::Communicator& comm,
+std::vector<int> replay_targets(const ReplayLog& log, int ts, const comm::Communicator& comm,
                                 const octree::LeafSet& leaves, std::span<const std::size_t> order) {
   const int me = comm.rank();
   std::vector<int> targets(order.size(), me);

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "app/config.hpp"
+#include "comm/mpi.hpp"
 #include "octree/leaf_set.hpp"
-#include "runtime/mpi.hpp"
 
 namespace miniamr::app {
 
@@ -48,7 +48,7 @@ ReplayLog parse_replay_log(std::string_view text, const std::string& path, const
 
 // Collective. Rank 0 reads config.lb_replay_path (a regular file of at most kMaxReplayBytes) and
 // every rank parses it; the same log or the same UsageError everywhere.
-ReplayLog read_replay_log(const Config& config, const runtime::Communicator& comm);
+ReplayLog read_replay_log(const Config& config, const comm::Communicator& comm);
 
 // Collective: every rank calls it at every balancing step. This rank's new owner for each of its
 // blocks along the curve (`order`: positions of `leaves` in curve order) under the moves logged
@@ -56,7 +56,7 @@ ReplayLog read_replay_log(const Config& config, const runtime::Communicator& com
 // `from` rank holds, in curve order, `blocks` apart, not overlapping another move, and the new
 // owners follow one another along the whole curve (as the runtime's ownership of curve ranges
 // needs). One verdict for all ranks: a RunError on every rank, naming the first bad move.
-std::vector<int> replay_targets(const ReplayLog& log, int ts, const runtime::Communicator& comm,
+std::vector<int> replay_targets(const ReplayLog& log, int ts, const comm::Communicator& comm,
                                 const octree::LeafSet& leaves, std::span<const std::size_t> order);
 
 }  // namespace miniamr::app

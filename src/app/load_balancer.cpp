@@ -17,8 +17,8 @@
 #include "app/objects.hpp"
 #include "app/root_io.hpp"
 #include "io/printable.hpp"
+#include "mesh/migrate.hpp"
 #include "runtime/clock.hpp"
-#include "runtime/migrate.hpp"
 
 namespace miniamr::app {
 
@@ -34,7 +34,7 @@ std::array<std::uint32_t, 4> key_words(const octree::Key& k) {
 // The balancer's price of moving data: a miniamr-netbench model (--lb_link_model), else a
 // start-up measurement. Of a model's classes, the one migrations take: other_node as soon as the
 // ranks span nodes. Collective; every rank gets the same model or the same error.
-runtime::LinkModel link_model(const Config& config, const runtime::Communicator& comm) {
+runtime::LinkModel link_model(const Config& config, const comm::Communicator& comm) {
   const std::string& path = config.lb_link_model_path;
   if (path.empty()) return runtime::measure_link_model(comm);
   const LinkModels models = parse_link_models(
@@ -57,7 +57,7 @@ runtime::LinkModel link_model(const Config& config, const runtime::Communicator&
 
 // This rank's moves as contiguous ranges of the curve, 11 numbers each (from, to, the first
 // and the last key, blocks): what the log records and a replay applies.
-std::vector<std::int64_t> move_ranges(const runtime::Domain& domain,
+std::vector<std::int64_t> move_ranges(const mesh::Domain& domain,
                                       std::span<const std::size_t> order,
                                       std::span<const int> targets, int me) {
   std::vector<std::int64_t> out;
@@ -165,8 +165,7 @@ void LoadBalancer::refinement_moved(int ts, std::int64_t blocks) {
   ++stats_.refinement_cuts;
   stats_.blocks_migrated += blocks;
   stats_.blocks_migrated_at_refinement += blocks;
-  stats_.bytes_migrated +=
-      blocks * std::int64_t(runtime::migrated_block_bytes(config_.block_shape()));
+  stats_.bytes_migrated += blocks * std::int64_t(mesh::migrated_block_bytes(config_.block_shape()));
   record(ts, cut_ranks_, blocks > 0);
   if (rt_.comm().is_root() && !config_.lb_log_path.empty()) {
     std::vector<double> noise(cut_ranks_.size()), error(cut_ranks_.size()),
@@ -196,7 +195,7 @@ bool LoadBalancer::decides_after(int ts) const {
   return rt_.comm().size() > 1 && ts % config_.lb_freq == 0;
 }
 
-std::vector<std::int64_t> LoadBalancer::curve_weights(const runtime::Domain& domain,
+std::vector<std::int64_t> LoadBalancer::curve_weights(const mesh::Domain& domain,
                                                       std::span<const std::size_t> order,
                                                       std::span<const std::int64_t> unit_weights,
                                                       const std::vector<Object>& objects,
@@ -236,7 +235,7 @@ LoadBalancer::Outcome LoadBalancer::judged(std::span<const balance::RankSummary>
   const int me = rt_.comm().rank();
   const std::vector<double> speeds =
       balance::settled_speeds(ranks, speeds_, rule_.noise, rule_.threshold);
-  const balance::Price price{link_, double(runtime::migrated_block_bytes(config_.block_shape()))};
+  const balance::Price price{link_, double(mesh::migrated_block_bytes(config_.block_shape()))};
   balance::Proposal p =
       balance::propose(ranks, {strategy_, config_.lb_max_move, speeds, horizon_stages, price});
   const balance::Verdict v = balance::accept(p, rule_, hysteresis_);
@@ -254,7 +253,7 @@ LoadBalancer::Outcome LoadBalancer::judged(std::span<const balance::RankSummary>
   return o;
 }
 
-LoadBalancer::Outcome LoadBalancer::replayed(int ts, const runtime::Domain& domain,
+LoadBalancer::Outcome LoadBalancer::replayed(int ts, const mesh::Domain& domain,
                                              std::span<const std::size_t> order) const {
   Outcome o;
   o.reason = "replay";
@@ -264,7 +263,7 @@ LoadBalancer::Outcome LoadBalancer::replayed(int ts, const runtime::Domain& doma
   return o;
 }
 
-std::int64_t LoadBalancer::migrate(int ts, runtime::Domain& domain,
+std::int64_t LoadBalancer::migrate(int ts, mesh::Domain& domain,
                                    const runtime::Runtime::CurveView& view,
                                    std::span<const int> targets, double speed) {
   const auto& comm = rt_.comm();
@@ -282,7 +281,7 @@ std::int64_t LoadBalancer::migrate(int ts, runtime::Domain& domain,
   }());
   for (double& c : domain.cost) c /= per_task_speed;
   // What the move cost beyond its bytes (the plans rebuilt): the next decisions price it in.
-  const double block_bytes = double(runtime::migrated_block_bytes(domain.shape));
+  const double block_bytes = double(mesh::migrated_block_bytes(domain.shape));
   rebuild_s_ =
       std::max(0.0, std::chrono::duration<double>(runtime::Clock::now() - started).count() -
                         link_.seconds(double(sent) * block_bytes));
@@ -309,8 +308,7 @@ std::int64_t LoadBalancer::migrate(int ts, runtime::Domain& domain,
   return total[0];
 }
 
-void LoadBalancer::decide(int ts, runtime::Domain& domain,
-                          std::span<const std::int64_t> unit_weights,
+void LoadBalancer::decide(int ts, mesh::Domain& domain, std::span<const std::int64_t> unit_weights,
                           const std::vector<Object>& objects, double delta, double horizon_stages) {
   runtime::Runtime::CurveView view;
   std::vector<std::int64_t> weights;
@@ -344,7 +342,7 @@ void LoadBalancer::record(int ts, std::span<const balance::RankSummary> ranks, b
   stats_.history.push_back({ts, before, imbalance_of(before), moved});
 }
 
-void LoadBalancer::log_decision(int ts, const runtime::Domain& domain,
+void LoadBalancer::log_decision(int ts, const mesh::Domain& domain,
                                 std::span<const std::size_t> order, const Outcome& o,
                                 std::span<const balance::RankSummary> ranks) {
   if (config_.lb_log_path.empty()) return;

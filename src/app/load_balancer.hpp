@@ -19,10 +19,10 @@
 
 #include "app/config.hpp"
 #include "app/lb_replay.hpp"
+#include "mesh/domain.hpp"
+#include "mesh/ownership_directory.hpp"
 #include "runtime/balance.hpp"
-#include "runtime/domain.hpp"
 #include "runtime/link_model.hpp"
-#include "runtime/ownership_directory.hpp"
 #include "runtime/runtime.hpp"
 
 namespace miniamr::app {
@@ -66,7 +66,7 @@ class LoadBalancer {
   // Collective, after timestep `ts` where a decision is due and no refinement step came.
   // `unit_weights`: each block's model weight (as ran()'s work); `horizon_stages`: the stages a
   // new cut would run before the next re-cut.
-  void decide(int ts, runtime::Domain& domain, std::span<const std::int64_t> unit_weights,
+  void decide(int ts, mesh::Domain& domain, std::span<const std::int64_t> unit_weights,
               const std::vector<Object>& objects, double delta, double horizon_stages);
 
   // Collective. Records the final shares and writes the decision log (rank 0, atomically);
@@ -87,19 +87,19 @@ class LoadBalancer {
   // Collective: every rank's summary, this rank's built from `work` and `blocks`.
   std::vector<runtime::balance::RankSummary> summaries(std::int64_t work,
                                                        std::int64_t blocks) const;
-  std::vector<std::int64_t> curve_weights(const runtime::Domain& domain,
+  std::vector<std::int64_t> curve_weights(const mesh::Domain& domain,
                                           std::span<const std::size_t> order,
                                           std::span<const std::int64_t> unit_weights,
                                           const std::vector<Object>& objects, double delta) const;
   Outcome judged(std::span<const runtime::balance::RankSummary> ranks,
                  std::span<const std::int64_t> weights, const runtime::Runtime::CurveView& view,
                  double horizon_stages);
-  Outcome replayed(int ts, const runtime::Domain& domain, std::span<const std::size_t> order) const;
+  Outcome replayed(int ts, const mesh::Domain& domain, std::span<const std::size_t> order) const;
   // Collective: moves the blocks, checks where they arrived; returns the blocks moved (all ranks).
-  std::int64_t migrate(int ts, runtime::Domain& domain, const runtime::Runtime::CurveView& view,
+  std::int64_t migrate(int ts, mesh::Domain& domain, const runtime::Runtime::CurveView& view,
                        std::span<const int> targets, double speed);
   // Collective when logging: the line of a decision.
-  void log_decision(int ts, const runtime::Domain& domain, std::span<const std::size_t> order,
+  void log_decision(int ts, const mesh::Domain& domain, std::span<const std::size_t> order,
                     const Outcome& o, std::span<const runtime::balance::RankSummary> ranks);
   void record(int ts, std::span<const runtime::balance::RankSummary> ranks, bool moved);
 
@@ -107,7 +107,7 @@ class LoadBalancer {
   runtime::Runtime& rt_;
   runtime::LinkModel link_;
   // Who owns each block that moved: the giver puts, one fence, then anyone gets locally.
-  runtime::OwnershipDirectory directory_;
+  mesh::OwnershipDirectory directory_;
   runtime::balance::Strategy strategy_;
   runtime::balance::AcceptRule rule_;
   BalanceStats stats_;

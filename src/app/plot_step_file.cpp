@@ -87,7 +87,7 @@ std::string no_room(const std::string& temp, std::int64_t bytes, bool root) {
 
 }  // namespace
 
-void write_plot_step(const runtime::Communicator& comm, const std::string& path,
+void write_plot_step(const comm::Communicator& comm, const std::string& path,
                      std::int64_t bytes_bound,
                      const std::function<void(h5::File& file, const Attempt& attempt)>& fill) {
   const MPI_Comm c = comm.get();
@@ -148,7 +148,7 @@ void write_plot_step(const runtime::Communicator& comm, const std::string& path,
   }
 }
 
-std::vector<std::pair<int, std::string>> plotted_steps(const runtime::Communicator& comm,
+std::vector<std::pair<int, std::string>> plotted_steps(const comm::Communicator& comm,
                                                        const Config& config, int timestep,
                                                        const std::string& suffix) {
   // The first part may have named its files with fewer digits (the width follows --num_tsteps).

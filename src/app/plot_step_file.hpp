@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "app/config.hpp"
+#include "comm/mpi.hpp"
 #include "h5/h5file.hpp"
-#include "runtime/mpi.hpp"
 
 namespace miniamr::app {
 
@@ -23,14 +23,14 @@ using Attempt = std::function<void(const std::function<void()>&)>;
 // reserves `bytes_bound` on disk, then `fill` makes every HDF5 call through `attempt`; the file
 // is closed, synced and renamed into place. Any rank's failure (a full disk, a folder that
 // vanished) ends every rank with a RunError naming `path`, and leaves no file behind.
-void write_plot_step(const runtime::Communicator& comm, const std::string& path,
+void write_plot_step(const comm::Communicator& comm, const std::string& path,
                      std::int64_t bytes_bound,
                      const std::function<void(h5::File& file, const Attempt& attempt)>& fill);
 
 // Collective. The step files `plot.NNN<suffix>` of --plot_dir up to `timestep` (the plotted
 // ones: 0 and every --plot_freq), in timestep order, as rank 0 finds them: what a restarted
 // run's index lists before its own steps.
-std::vector<std::pair<int, std::string>> plotted_steps(const runtime::Communicator& comm,
+std::vector<std::pair<int, std::string>> plotted_steps(const comm::Communicator& comm,
                                                        const Config& config, int timestep,
                                                        const std::string& suffix);
 

@@ -56,7 +56,7 @@ double Report::effective_bandwidth_gbs() const {
 namespace {
 
 // Every rank's host name, in rank order, on rank 0.
-std::vector<std::string> gather_hosts(const runtime::Communicator& comm) {
+std::vector<std::string> gather_hosts(const comm::Communicator& comm) {
   std::array<char, MPI_MAX_PROCESSOR_NAME> mine{};
   const std::string name = processor_name();
   std::copy_n(name.begin(), std::min(name.size(), mine.size() - 1), mine.begin());
@@ -150,13 +150,13 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
   r.max_blocks = comm.max(sim.stats().max_blocks_rank);
   r.blocks_mapped_ahead = comm.sum(std::int64_t(sim.domain().spare.mapped_ahead()));
   r.blocks_mapped_on_take = comm.sum(std::int64_t(sim.domain().spare.mapped_on_take()));
-  r.total = runtime::spread(comm, t.get(Phase::kTotal));
-  r.compute = runtime::spread(comm, t.get(Phase::kCompute));
-  r.communicate = runtime::spread(comm, t.get(Phase::kCommunicate));
-  r.checksum = runtime::spread(comm, t.get(Phase::kChecksum));
-  r.refine = runtime::spread(comm, t.get(Phase::kRefine));
-  r.load_balance = runtime::spread(comm, t.get(Phase::kLoadBalance));
-  r.init = runtime::spread(comm, t.get(Phase::kInit));
+  r.total = comm::spread(comm, t.get(Phase::kTotal));
+  r.compute = comm::spread(comm, t.get(Phase::kCompute));
+  r.communicate = comm::spread(comm, t.get(Phase::kCommunicate));
+  r.checksum = comm::spread(comm, t.get(Phase::kChecksum));
+  r.refine = comm::spread(comm, t.get(Phase::kRefine));
+  r.load_balance = comm::spread(comm, t.get(Phase::kLoadBalance));
+  r.init = comm::spread(comm, t.get(Phase::kInit));
   r.cell_var_updates = comm.sum(sim.stats().cell_var_updates_rank);
   r.stage_seconds_max =
       comm.max(t.get(Phase::kCompute) + t.get(Phase::kCommunicate) + t.get(Phase::kChecksum));

@@ -10,7 +10,7 @@
 #include "app/config.hpp"
 #include "app/placement_plan.hpp"
 #include "app/simulation.hpp"
-#include "runtime/mpi.hpp"
+#include "comm/mpi.hpp"
 #include "runtime/runtime.hpp"
 
 namespace miniamr::app {
@@ -50,7 +50,7 @@ struct Report {
   std::int64_t blocks_mapped_ahead = 0;
   std::int64_t blocks_mapped_on_take = 0;
   // min / avg / max over ranks of each phase, seconds.
-  runtime::Spread total, compute, communicate, checksum, refine, load_balance, init;
+  comm::Spread total, compute, communicate, checksum, refine, load_balance, init;
   std::int64_t cell_var_updates = 0;  // all ranks
   double peak_rss_max = 0;            // bytes
   double field_bytes_max = 0;         // bytes of block storage at its peak, max over ranks

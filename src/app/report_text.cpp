@@ -120,7 +120,7 @@ void print_setup(std::FILE* out, const Report& r) {
 }
 
 void print_times(std::FILE* out, const Report& r) {
-  const auto timing = [out](const char* name, const runtime::Spread& s) {
+  const auto timing = [out](const char* name, const comm::Spread& s) {
     fmt::print(out, "{:<36} ave {:12.6f}  min {:12.6f}  max {:12.6f}\n", name, s.avg, s.min, s.max);
   };
   fmt::print(out, "Time (seconds)\n");

@@ -87,7 +87,7 @@ class Writer {
   void end_map() { y_ << YAML::EndMap; }
   void end_list() { y_ << YAML::EndSeq; }
   // stem_ave, stem_min, stem_max.
-  void spread(std::string_view stem, const runtime::Spread& s) {
+  void spread(std::string_view stem, const comm::Spread& s) {
     kv(fmt::format("{}_ave", stem), s.avg);
     kv(fmt::format("{}_min", stem), s.min);
     kv(fmt::format("{}_max", stem), s.max);
@@ -342,7 +342,7 @@ void write_counters(Writer& w, const Report& r) {
 // The phases of the cost model T = T_comp + T_comm + T_ref + T_lb, average and slowest rank.
 void write_phases(Writer& w, const Report& r) {
   w.map(key("phases"));
-  const auto phase = [&w](std::string_view name, const runtime::Spread& s) {
+  const auto phase = [&w](std::string_view name, const comm::Spread& s) {
     w.map(name, /*on_one_line=*/true);
     w.kv(key("phases.*.avg"), s.avg);
     w.kv(key("phases.*.max"), s.max);

@@ -39,10 +39,10 @@
 #include "app/report.hpp"
 #include "app/root_io.hpp"
 #include "app/simulation.hpp"
+#include "comm/mpi.hpp"
 #include "io/output_file.hpp"
 #include "io/printable.hpp"
 #include "runtime/dynamic_runtime.hpp"
-#include "runtime/mpi.hpp"
 #include "runtime/static_runtime.hpp"
 #include "runtime/trace.hpp"
 #include "stencil/hash.hpp"
@@ -398,7 +398,7 @@ int run(int argc, char** argv) {
   // A spawned worker ends itself when its main process is gone or never takes it in, from
   // before MPI_Init on (inactive in any other process).
   SpawnGuard spawn_guard;
-  runtime::MpiEnvironment mpi(argc, argv);
+  comm::MpiEnvironment mpi(argc, argv);
 #ifdef _OPENMP
   // Threads come from OMP_NUM_THREADS only: OpenMP's own default (every core) would put
   // several ranks' threads on the same cores.

@@ -17,12 +17,12 @@
 #include "app/plot_files.hpp"
 #include "app/progress.hpp"
 #include "app/root_io.hpp"
+#include "comm/shared_storage.hpp"
+#include "comm/tally.hpp"
+#include "mesh/merge_family.hpp"
 #include "octree/refine.hpp"
 #include "runtime/clock.hpp"
 #include "runtime/exact_reduce.hpp"
-#include "runtime/merge_family.hpp"
-#include "runtime/shared_storage.hpp"
-#include "runtime/tally.hpp"
 #include "sfc/partition.hpp"
 #include "stencil/block_pool.hpp"
 #include "stencil/hash.hpp"
@@ -50,7 +50,7 @@ Simulation::Simulation(const Config& config, runtime::Runtime& runtime, std::FIL
       coeffs_(stencil::make_variable_coeffs(config.num_vars, kDataSeed)) {
   // Priced kernels read no value, so a simulation's ranks can all keep theirs in one place.
   if (config_.compute == "model") {
-    if (const auto shared = runtime::shared_block_storage())
+    if (const auto shared = comm::shared_block_storage())
       domain_.spare = stencil::BlockPool(shared);
   }
 }
@@ -257,9 +257,8 @@ void Simulation::build_blocks(const octree::AdaptPlan& plan, std::vector<stencil
       fresh[i] = std::move(old[o.old_index]);
       domain_.cost[i] = old_cost[o.old_index];
     } else if (o.kind == octree::Origin::kMerged) {
-      runtime::MergedFamily m =
-          runtime::merge_family(std::span(old).subspan(o.old_index).first<8>(),
-                                old_cost.subspan(o.old_index).first<8>(), pool);
+      mesh::MergedFamily m = mesh::merge_family(std::span(old).subspan(o.old_index).first<8>(),
+                                                old_cost.subspan(o.old_index).first<8>(), pool);
       fresh[i] = std::move(m.block);
       domain_.cost[i] = m.cost;
     }
@@ -304,7 +303,7 @@ bool Simulation::refine_iteration() {
   const std::array<std::int64_t, 4> mine{
       plan.splits, plan.merges, std::int64_t(plan.keys.size()),
       std::accumulate(adapted.begin(), adapted.end(), std::int64_t{0})};
-  const runtime::Tally counts = runtime::tally(runtime_.comm(), mine);
+  const comm::Tally counts = comm::tally(runtime_.comm(), mine);
   const std::array<std::int64_t, 2> changed{counts.total[kSplits], counts.total[kMerges]};
   const std::int64_t changes = changed[0] + changed[1];
   // The balance leaves the plans to the adaptation, so it runs only when one follows.
@@ -348,7 +347,7 @@ std::vector<std::int64_t> Simulation::adapted_weights(const octree::AdaptPlan& p
 bool Simulation::balance_before_adapt(const octree::AdaptPlan& plan,
                                       std::span<const std::int64_t> adapted,
                                       const sfc::LoadSpread& leaves,
-                                      runtime::Communicator::PrefixSum along,
+                                      comm::Communicator::PrefixSum along,
                                       std::vector<std::int8_t>& marks) {
   if (equal_shares() && !sfc::needs_balance(leaves, config_.inbalance)) return false;
   // Cutting the adapted mesh before it exists means that every rank splits its share (no rank
@@ -362,7 +361,7 @@ bool Simulation::balance_before_adapt(const octree::AdaptPlan& plan,
 void Simulation::refine_step(int ts, int iterations) {
   const double t0 = trace_ != nullptr ? trace_->now_us() : 0.0;
   const std::int64_t moved_before = stats_.blocks_moved_lb;
-  const runtime::Communicator::Traffic traffic_before = runtime_.comm().traffic();
+  const comm::Communicator::Traffic traffic_before = runtime_.comm().traffic();
   const std::int64_t rounds_before = stats_.closure_rounds;
   std::vector<std::int64_t> per_level;
   sfc::LoadSpread spread;
@@ -528,8 +527,8 @@ void Simulation::print_comm_partners() const {
   const runtime::CommPartners mine = runtime_.comm_partners();
   const std::array<double, 5> values{double(mine.axis[0]), double(mine.axis[1]),
                                      double(mine.axis[2]), double(mine.total), double(mine.unique)};
-  std::array<runtime::Spread, 5> spreads;
-  for (std::size_t i = 0; i < 5; ++i) spreads[i] = runtime::spread(runtime_.comm(), values[i]);
+  std::array<comm::Spread, 5> spreads;
+  for (std::size_t i = 0; i < 5; ++i) spreads[i] = comm::spread(runtime_.comm(), values[i]);
   if (!verbose_output()) return;
   const char* names[5] = {"x", "y", "z", "total", "unique"};
   for (std::size_t i = 0; i < 5; ++i)

@@ -16,7 +16,7 @@
 #include "app/load_balancer.hpp"
 #include "app/memory_budget.hpp"
 #include "app/run_stats.hpp"
-#include "runtime/domain.hpp"
+#include "mesh/domain.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/trace.hpp"
 #include "sfc/partition.hpp"
@@ -49,7 +49,7 @@ class Simulation {
   // The dynamic runtime's balancer (nullptr with the static runtime).
   const LoadBalancer* balancer() const { return balancer_.get(); }
   const std::vector<Object>& objects() const { return objects_; }
-  const runtime::Domain& domain() const { return domain_; }
+  const mesh::Domain& domain() const { return domain_; }
 
  private:
   void init_mesh();
@@ -85,7 +85,7 @@ class Simulation {
   // leaf counts; `along`: the weight before this rank and in all) and moves the leaves they
   // come from; true when it ran (the plan must then be made again from the new leaves).
   bool balance_before_adapt(const octree::AdaptPlan& plan, std::span<const std::int64_t> adapted,
-                            const sfc::LoadSpread& leaves, runtime::Communicator::PrefixSum along,
+                            const sfc::LoadSpread& leaves, comm::Communicator::PrefixSum along,
                             std::vector<std::int8_t>& marks);
   std::vector<std::int64_t> block_weights() const;
   // The dynamic balancer's model weights: each block's cell-variable updates per stage, or the
@@ -146,7 +146,7 @@ class Simulation {
   runtime::Trace* trace_;
   MemoryBudget budget_;
   std::vector<std::int64_t> printed_counts_;  // the block table last printed
-  runtime::Domain domain_;
+  mesh::Domain domain_;
   std::vector<Object> objects_;
   stencil::VariableCoeffs coeffs_;
   std::vector<double> previous_sums_;

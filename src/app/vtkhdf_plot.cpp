@@ -34,8 +34,8 @@ std::string vtkhdf_series_text(const std::vector<VtkhdfStep>& steps) {
 
 VtkhdfPlot::VtkhdfPlot(const Config& config) : config_(config), vars_(config.plot_variables()) {}
 
-void VtkhdfPlot::write(const runtime::Domain& domain, const runtime::Communicator& comm,
-                       int timestep, double time) {
+void VtkhdfPlot::write(const mesh::Domain& domain, const comm::Communicator& comm, int timestep,
+                       double time) {
   const CellMesh m = cell_mesh(domain, vars_);
   const std::int64_t pieces = comm.size(), piece = comm.rank();
   const std::int64_t blocks = comm.prefix_sum(std::int64_t(domain.leaves.size())).total;
@@ -98,7 +98,7 @@ void VtkhdfPlot::write(const runtime::Domain& domain, const runtime::Communicato
                 comm.is_root() ? vtkhdf_series_text(steps_) : std::string(), "plot index");
 }
 
-void VtkhdfPlot::resume(const runtime::Communicator& comm, int timestep) {
+void VtkhdfPlot::resume(const comm::Communicator& comm, int timestep) {
   steps_.clear();
   for (const auto& [ts, name] : plotted_steps(comm, config_, timestep, ".vtkhdf")) {
     try {

@@ -26,9 +26,9 @@ std::string vtkhdf_series_text(const std::vector<VtkhdfStep>& steps);
 class VtkhdfPlot final : public FieldPlot {
  public:
   explicit VtkhdfPlot(const Config& config);
-  void write(const runtime::Domain& domain, const runtime::Communicator& comm, int timestep,
+  void write(const mesh::Domain& domain, const comm::Communicator& comm, int timestep,
              double time) override;
-  void resume(const runtime::Communicator& comm, int timestep) override;
+  void resume(const comm::Communicator& comm, int timestep) override;
 
  private:
   Config config_;

@@ -32,7 +32,7 @@ struct BlockRows {
 constexpr std::array<std::array<int, 3>, 8> kCorners{
     {{0, 0, 0}, {1, 0, 0}, {1, 1, 0}, {0, 1, 0}, {0, 0, 1}, {1, 0, 1}, {1, 1, 1}, {0, 1, 1}}};
 
-BlockRows block_rows(const runtime::Domain& domain, int rank, std::int64_t first_block,
+BlockRows block_rows(const mesh::Domain& domain, int rank, std::int64_t first_block,
                      std::span<const int> vars) {
   const auto& keys = domain.leaves.keys();
   const std::size_t n = keys.size();
@@ -77,7 +77,7 @@ std::int64_t cells_per_block_points(const stencil::BlockShape& s) {
 
 XdmfPlot::XdmfPlot(const Config& config) : config_(config), vars_(config.plot_variables()) {}
 
-void XdmfPlot::write(const runtime::Domain& domain, const runtime::Communicator& comm, int timestep,
+void XdmfPlot::write(const mesh::Domain& domain, const comm::Communicator& comm, int timestep,
                      double time) {
   const std::int64_t mine = std::int64_t(domain.leaves.size());
   // Ranks own consecutive stretches of the curve, so rank r's rows start after the blocks of
@@ -142,7 +142,7 @@ void XdmfPlot::write(const runtime::Domain& domain, const runtime::Communicator&
                 comm.is_root() ? xdmf_index_text(steps_, vars_) : std::string(), "plot index");
 }
 
-void XdmfPlot::resume(const runtime::Communicator& comm, int timestep) {
+void XdmfPlot::resume(const comm::Communicator& comm, int timestep) {
   steps_.clear();
   const stencil::BlockShape shape = config_.block_shape();
   for (const auto& [ts, name] : plotted_steps(comm, config_, timestep, ".h5")) {

@@ -12,17 +12,17 @@
 #include "app/config.hpp"
 #include "app/field_plot.hpp"
 #include "app/xdmf_index.hpp"
-#include "runtime/domain.hpp"
-#include "runtime/mpi.hpp"
+#include "comm/mpi.hpp"
+#include "mesh/domain.hpp"
 
 namespace miniamr::app {
 
 class XdmfPlot final : public FieldPlot {
  public:
   explicit XdmfPlot(const Config& config);
-  void write(const runtime::Domain& domain, const runtime::Communicator& comm, int timestep,
+  void write(const mesh::Domain& domain, const comm::Communicator& comm, int timestep,
              double time) override;
-  void resume(const runtime::Communicator& comm, int timestep) override;
+  void resume(const comm::Communicator& comm, int timestep) override;
 
  private:
   Config config_;

@@ -13,6 +13,7 @@
 #include "app/collective_error.hpp"
 #include "app/errors.hpp"
 #include "app/root_io.hpp"
+#include "comm/mpi.hpp"
 #include "io/output_file.hpp"
 #include "io/printable.hpp"
 #include "netbench/cli.hpp"
@@ -23,7 +24,6 @@
 #include "netbench/models.hpp"
 #include "netbench/plots.hpp"
 #include "netbench/schedule.hpp"
-#include "runtime/mpi.hpp"
 
 namespace miniamr::netbench {
 
@@ -60,7 +60,7 @@ int run_checked(const std::vector<std::string>& args, bool root) {
     return 0;
   }
   // Every step's messages in a communicator of their own.
-  const runtime::Communicator comm;
+  const comm::Communicator comm;
   const BenchConfig config = parse_config(
       app::text_from_root(comm.get(), [&] { return read_config_text(cl.config_path); }),
       cl.config_path);
@@ -137,7 +137,7 @@ int run_checked(const std::vector<std::string>& args, bool root) {
 }  // namespace
 
 int run(int argc, char** argv) {
-  runtime::MpiEnvironment mpi(argc, argv);
+  comm::MpiEnvironment mpi(argc, argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const bool root = rank == 0;

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "runtime/mpi.hpp"
+#include "comm/mpi.hpp"
 
 namespace miniamr::netbench {
 
@@ -15,7 +15,7 @@ Topology gather_topology(MPI_Comm comm) {
   int colour = rank;
   {
     // The ranks of comm that share this rank's memory.
-    const runtime::MpiHandle<MPI_Comm, MPI_Comm_free> node(
+    const comm::MpiHandle<MPI_Comm, MPI_Comm_free> node(
         [&](MPI_Comm* c) { MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, c); });
     MPI_Allreduce(MPI_IN_PLACE, &colour, 1, MPI_INT, MPI_MIN, node.get());
   }

@@ -4,7 +4,7 @@
 
 namespace miniamr::runtime {
 
-std::vector<double> global_sums(const Communicator& comm, std::span<stencil::ExactSum> sums) {
+std::vector<double> global_sums(const comm::Communicator& comm, std::span<stencil::ExactSum> sums) {
   return SumReduction(comm, sums).wait();
 }
 

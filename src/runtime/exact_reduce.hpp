@@ -4,13 +4,13 @@
 #include <span>
 #include <vector>
 
-#include "runtime/mpi.hpp"
+#include "comm/mpi.hpp"
 #include "stencil/exact_sum.hpp"
 
 namespace miniamr::runtime {
 
 // Collective. The correctly rounded global total of each accumulator: the limbs of all of
 // them are added as integers in one MPI_Allreduce.
-std::vector<double> global_sums(const Communicator& comm, std::span<stencil::ExactSum> sums);
+std::vector<double> global_sums(const comm::Communicator& comm, std::span<stencil::ExactSum> sums);
 
 }  // namespace miniamr::runtime

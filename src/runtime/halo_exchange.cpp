@@ -4,8 +4,8 @@
 #include <cassert>
 #include <chrono>
 
+#include "comm/shared_storage.hpp"
 #include "runtime/clock.hpp"
-#include "runtime/shared_storage.hpp"
 #include "runtime/trace.hpp"
 
 namespace miniamr::runtime {
@@ -87,7 +87,7 @@ void HaloExchange::begin(MPI_Comm comm, const StageGraph& graph, const Schedule&
 void HaloExchange::Slot::size_to(std::size_t n, bool shared) {
   if (shared) {
     own = {};
-    data = {shared_doubles(n), n};
+    data = {comm::shared_doubles(n), n};
   } else {
     own.resize(n);
     data = own;

@@ -2,16 +2,17 @@
 
 namespace miniamr::runtime {
 
-std::vector<MessageLayout> message_layouts(const GhostPlan& plan, const stencil::BlockShape& shape,
+std::vector<MessageLayout> message_layouts(const mesh::GhostPlan& plan,
+                                           const stencil::BlockShape& shape,
                                            std::span<const int> axes, bool edges, bool send,
                                            int group) {
   std::vector<MessageLayout> out;
-  for (const PeerLinks& p : plan.peers) {
+  for (const mesh::PeerLinks& p : plan.peers) {
     MessageLayout m;
     m.peer = p.rank;
     m.group = group;
     for (const int a : axes) {
-      for (const RemoteLink& l : (send ? p.send : p.recv)[std::size_t(a)]) {
+      for (const mesh::RemoteLink& l : (send ? p.send : p.recv)[std::size_t(a)]) {
         const std::size_t n = stencil::packed_size(shape, l.link.relation, a, 1, edges);
         m.faces.push_back({l.block, l.link, m.per_var, n});
         m.per_var += n;
@@ -44,13 +45,13 @@ std::span<const double> face_slice(const FaceSlice& face, stencil::VarRange mess
   return slice(face, message_vars, vars, message);
 }
 
-void pack_face(const stencil::KernelSet& kernels, const Domain& domain, const FaceSlice& face,
+void pack_face(const stencil::KernelSet& kernels, const mesh::Domain& domain, const FaceSlice& face,
                stencil::VarRange vars, bool edges, std::span<double> message) {
   kernels.pack(domain.blocks[face.block], face.link, vars, edges,
                face_slice(face, vars, vars, message));
 }
 
-void unpack_face(const stencil::KernelSet& kernels, Domain& domain, const FaceSlice& face,
+void unpack_face(const stencil::KernelSet& kernels, mesh::Domain& domain, const FaceSlice& face,
                  stencil::VarRange message_vars, stencil::VarRange vars, bool edges,
                  std::span<const double> message) {
   kernels.unpack(domain.blocks[face.block], face.link, vars, edges,

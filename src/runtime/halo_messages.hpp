@@ -7,8 +7,8 @@
 #include <span>
 #include <vector>
 
-#include "runtime/domain.hpp"
-#include "runtime/ghost_plan.hpp"
+#include "mesh/domain.hpp"
+#include "mesh/ghost_plan.hpp"
 #include "stencil/ghost_fill.hpp"
 #include "stencil/kernel_set.hpp"
 
@@ -32,7 +32,8 @@ struct MessageLayout {
 
 // The messages to (send = true) or from every peer for the faces on `axes`, tagged `group`.
 // Peers without such faces get no message.
-std::vector<MessageLayout> message_layouts(const GhostPlan& plan, const stencil::BlockShape& shape,
+std::vector<MessageLayout> message_layouts(const mesh::GhostPlan& plan,
+                                           const stencil::BlockShape& shape,
                                            std::span<const int> axes, bool edges, bool send,
                                            int group);
 
@@ -44,11 +45,11 @@ std::span<const double> face_slice(const FaceSlice& face, stencil::VarRange mess
                                    stencil::VarRange vars, std::span<const double> message);
 
 // Packs variables `vars` of one face into its slice of a message holding exactly `vars`.
-void pack_face(const stencil::KernelSet& kernels, const Domain& domain, const FaceSlice& face,
+void pack_face(const stencil::KernelSet& kernels, const mesh::Domain& domain, const FaceSlice& face,
                stencil::VarRange vars, bool edges, std::span<double> message);
 
 // Unpacks variables `vars` (a part of the message's `message_vars`) of one face.
-void unpack_face(const stencil::KernelSet& kernels, Domain& domain, const FaceSlice& face,
+void unpack_face(const stencil::KernelSet& kernels, mesh::Domain& domain, const FaceSlice& face,
                  stencil::VarRange message_vars, stencil::VarRange vars, bool edges,
                  std::span<const double> message);
 

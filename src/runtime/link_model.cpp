@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "runtime/shared_storage.hpp"
+#include "comm/shared_storage.hpp"
 
 namespace miniamr::runtime {
 
@@ -71,15 +71,15 @@ LinkModel self_copy_model() {
 
 }  // namespace
 
-LinkModel measure_link_model(const Communicator& comm) {
+LinkModel measure_link_model(const comm::Communicator& comm) {
   if (comm.size() == 1) return self_copy_model();
 
   // A private communicator, so no pending wildcard receive of the caller's can take our
   // messages and none of theirs can be taken by us.
-  Communicator own(comm.get());
+  comm::Communicator own(comm.get());
   const int rank = own.rank(), size = own.size();
   // Shared by the ranks of a simulation, where a megabyte each would make the simulator's peak.
-  UnreadBytes buf(kLargeBytes);
+  comm::UnreadBytes buf(kLargeBytes);
 
   // Ranks that initiate no pair add the neutral element of each reduction.
   double worst[2] = {0.0, -std::numeric_limits<double>::max()};  // latency, -bandwidth

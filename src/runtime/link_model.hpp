@@ -2,7 +2,7 @@
 // plan with the time its migration would take rather than with a block count.
 #pragma once
 
-#include "runtime/mpi.hpp"
+#include "comm/mpi.hpp"
 
 namespace miniamr::runtime {
 
@@ -19,6 +19,6 @@ struct LinkModel {
 // pairs 0<->1, 2<->3, ... and then 1<->2, 3<->4, ..., so that every rank takes part. Returns the
 // slowest pair's model (max latency, min bandwidth), identical on every rank. On one rank, a
 // self copy (memcpy of 1 MiB) with latency 0. Latency >= 0 and bandwidth > 0, both finite.
-LinkModel measure_link_model(const Communicator& comm);
+LinkModel measure_link_model(const comm::Communicator& comm);
 
 }  // namespace miniamr::runtime

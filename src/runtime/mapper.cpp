@@ -38,7 +38,7 @@ std::vector<stencil::VarRange> lane_groups(const StageWork& work, stencil::VarRa
 
 Mapper::Mapper(MPI_Comm parent, RuntimeOptions options) : MeshRuntime(parent, options) {}
 
-void Mapper::plans_changed(const Domain&) {
+void Mapper::plans_changed(const mesh::Domain&) {
   // Built when the next stages run: a refinement step changes the mesh several times (each
   // iteration, family gathering, rebalancing) before any stage needs a schedule.
   for (auto& s : schedules_) s.reset();
@@ -54,7 +54,7 @@ const SchedulePolicy* Mapper::last_policy(bool edges) const {
   return s ? &s->policy : nullptr;
 }
 
-bool Mapper::map_ahead(Domain& domain) {
+bool Mapper::map_ahead(mesh::Domain& domain) {
   // The simulation build maps nothing ahead: its waits are simulated, not spent.
 #ifdef MINIAMR_SIMGRID
   (void)domain;
@@ -64,7 +64,7 @@ bool Mapper::map_ahead(Domain& domain) {
 #endif
 }
 
-std::vector<std::vector<double>> Mapper::run_stages(Domain& domain,
+std::vector<std::vector<double>> Mapper::run_stages(mesh::Domain& domain,
                                                     std::span<const StageWork> stages) {
   // Runs of alike stages, one after the other (a driver's batch is one run).
   std::vector<std::vector<double>> totals;
@@ -77,7 +77,7 @@ std::vector<std::vector<double>> Mapper::run_stages(Domain& domain,
   return totals;
 }
 
-std::vector<std::vector<double>> Mapper::run_uniform(Domain& domain,
+std::vector<std::vector<double>> Mapper::run_uniform(mesh::Domain& domain,
                                                      std::span<const StageWork> stages) {
   const auto wall0 = Clock::now();
   const StageWork& first = stages.front();
@@ -127,8 +127,9 @@ std::vector<std::vector<double>> Mapper::run_uniform(Domain& domain,
   return totals;
 }
 
-void Mapper::run_chunks(Domain& domain, std::span<const StageWork> stages, const StageGraph& graph,
-                        const Schedule& schedule, int chunk, double& copy_seconds) {
+void Mapper::run_chunks(mesh::Domain& domain, std::span<const StageWork> stages,
+                        const StageGraph& graph, const Schedule& schedule, int chunk,
+                        double& copy_seconds) {
   const StageWork& first = stages.front();
   const stencil::VarRange all = first.vars;
   const bool compact = !schedule.edges && first.stencil == 7 && kernels_.compact(domain.shape);

@@ -24,7 +24,7 @@ namespace miniamr::runtime {
 
 class Mapper : public MeshRuntime {
  public:
-  std::vector<std::vector<double>> run_stages(Domain& domain,
+  std::vector<std::vector<double>> run_stages(mesh::Domain& domain,
                                               std::span<const StageWork> stages) final;
 
   // The schedule the last run_stages ran (face-only or edge-reading), for tests and reports.
@@ -44,7 +44,7 @@ class Mapper : public MeshRuntime {
   // Runs body(i) for every i in [0, n) on the mapper's workers.
   virtual void for_each(std::size_t n, const std::function<void(std::size_t)>& body) = 0;
 
-  void plans_changed(const Domain& domain) override;
+  void plans_changed(const mesh::Domain& domain) override;
   // Seconds of one block's stage (every variable), as measured so far (0: not yet).
   double block_seconds() const { return block_seconds_; }
   // With the MPI token: drives the messages and the reductions of `run`; arrivals go to
@@ -56,11 +56,12 @@ class Mapper : public MeshRuntime {
   }
   // Something useful to do while waiting: map storage for the next refinement
   // (stencil/block_pool.hpp). Only one thread may call it at a time.
-  bool map_ahead(Domain& domain);
+  bool map_ahead(mesh::Domain& domain);
 
  private:
-  std::vector<std::vector<double>> run_uniform(Domain& domain, std::span<const StageWork> stages);
-  void run_chunks(Domain& domain, std::span<const StageWork> stages, const StageGraph& graph,
+  std::vector<std::vector<double>> run_uniform(mesh::Domain& domain,
+                                               std::span<const StageWork> stages);
+  void run_chunks(mesh::Domain& domain, std::span<const StageWork> stages, const StageGraph& graph,
                   const Schedule& schedule, int chunk, double& copy_seconds);
 
   struct Cached {

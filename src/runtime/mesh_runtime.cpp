@@ -13,9 +13,9 @@
 #include <omp.h>
 #endif
 
-#include "runtime/merge_family.hpp"
-#include "runtime/migrate.hpp"
-#include "runtime/neighbourhood.hpp"
+#include "mesh/merge_family.hpp"
+#include "mesh/migrate.hpp"
+#include "mesh/neighbourhood.hpp"
 #include "sfc/partition.hpp"
 
 namespace miniamr::runtime {
@@ -52,12 +52,12 @@ int MeshRuntime::threads() const {
   return options_.threads > 0 ? options_.threads : thread_count();
 }
 
-void MeshRuntime::mesh_changed(const Domain& domain) {
+void MeshRuntime::mesh_changed(const mesh::Domain& domain) {
   rebuild(domain, exchange_partition(domain, sfc::CurveSpace::make(options_.ownership, domain.grid),
                                      comm_));
 }
 
-void MeshRuntime::mesh_adapted(const Domain& domain) {
+void MeshRuntime::mesh_adapted(const mesh::Domain& domain) {
   if (ownership_moved_) return mesh_changed(domain);
 #ifndef NDEBUG
   const sfc::Partition exchanged = exchange_partition(domain, partition_.space(), comm_);
@@ -67,14 +67,14 @@ void MeshRuntime::mesh_adapted(const Domain& domain) {
   rebuild(domain, partition_);
 }
 
-std::int64_t MeshRuntime::move_blocks(Domain& domain, std::span<const int> targets,
+std::int64_t MeshRuntime::move_blocks(mesh::Domain& domain, std::span<const int> targets,
                                       std::vector<std::int8_t>* marks) {
   ownership_moved_ = true;
-  return migrate(domain, targets, comm_, marks);
+  return mesh::migrate(domain, targets, comm_, marks);
 }
 
-void MeshRuntime::rebuild(const Domain& domain, sfc::Partition partition) {
-  Neighbourhood nb = build_neighbourhood(domain, std::move(partition), comm_);
+void MeshRuntime::rebuild(const mesh::Domain& domain, sfc::Partition partition) {
+  mesh::Neighbourhood nb = build_neighbourhood(domain, std::move(partition), comm_);
   ownership_moved_ = false;
   partition_ = nb.partition;
   plan_ = build_ghost_plan(domain, nb);
@@ -84,7 +84,7 @@ void MeshRuntime::rebuild(const Domain& domain, sfc::Partition partition) {
   plans_changed(domain);
 }
 
-int MeshRuntime::chunk_vars(const Domain& domain, const StageWork& first) const {
+int MeshRuntime::chunk_vars(const mesh::Domain& domain, const StageWork& first) const {
   const int nv = first.vars.count();
   // The variable-work kernels mix variables, so every stage needs all of them. Modelled sweeps
   // have no cache to keep a chunk in, and would only multiply the simulated messages.
@@ -104,13 +104,13 @@ int MeshRuntime::chunk_vars(const Domain& domain, const StageWork& first) const 
   return int(std::clamp<std::int64_t>(budget / std::max<std::int64_t>(per_var, 1), 1, nv));
 }
 
-const StageGraph& MeshRuntime::graph(const Domain& domain, bool edges) {
+const StageGraph& MeshRuntime::graph(const mesh::Domain& domain, bool edges) {
   auto& g = graphs_[edges ? 1 : 0];
   if (!g) g = build_stage_graph(plan_, domain.shape, domain.blocks.size(), edges);
   return *g;
 }
 
-std::string MeshRuntime::graph_dot(const Domain& domain, bool edges, int stages) {
+std::string MeshRuntime::graph_dot(const mesh::Domain& domain, bool edges, int stages) {
   const std::string mine =
       stage_graph_dot(graph(domain, edges), domain.leaves, comm_.rank(), stages);
   // Gathered as bytes: every rank's cluster in rank order on rank 0.
@@ -140,7 +140,7 @@ std::vector<octree::Key> MeshRuntime::initial_roots(const octree::RootGrid& grid
 
 CommPartners MeshRuntime::comm_partners() const {
   CommPartners c;
-  for (const PeerLinks& p : plan_.peers) {
+  for (const mesh::PeerLinks& p : plan_.peers) {
     for (int a = 0; a < 3; ++a)
       if (!p.recv[std::size_t(a)].empty() || !p.send[std::size_t(a)].empty())
         ++c.axis[std::size_t(a)];
@@ -167,7 +167,7 @@ std::vector<std::size_t> family_starts(const octree::LeafSet& leaves,
   return start;
 }
 
-void merge_leaving(Domain& domain, std::vector<std::int8_t>& marks, std::vector<int>& targets,
+void merge_leaving(mesh::Domain& domain, std::vector<std::int8_t>& marks, std::vector<int>& targets,
                    const std::vector<bool>& merges_away) {
   // A family that merges and leaves is merged before it goes: one parent travels, marked to
   // stay, instead of eight children (on a sphere moving over two ranks, two fifths of the
@@ -182,9 +182,9 @@ void merge_leaving(Domain& domain, std::vector<std::int8_t>& marks, std::vector<
   std::vector<int> new_targets;
   for (std::size_t i = 0; i < n;) {
     if (merges_away[i]) {
-      MergedFamily m =
-          merge_family(std::span(domain.blocks).subspan(i).first<8>(),
-                       std::span<const double>(domain.cost).subspan(i).first<8>(), domain.spare);
+      mesh::MergedFamily m = mesh::merge_family(
+          std::span(domain.blocks).subspan(i).first<8>(),
+          std::span<const double>(domain.cost).subspan(i).first<8>(), domain.spare);
       keys.push_back(octree::parent(domain.leaves[i]));
       blocks.push_back(std::move(m.block));
       cost.push_back(m.cost);
@@ -209,7 +209,7 @@ void merge_leaving(Domain& domain, std::vector<std::int8_t>& marks, std::vector<
 
 }  // namespace
 
-std::int64_t MeshRuntime::gather_families(Domain& domain) {
+std::int64_t MeshRuntime::gather_families(mesh::Domain& domain) {
   if (comm_.size() == 1) return 0;
   const auto& leaves = domain.leaves;
   const auto order = sfc::curve_order(leaves, partition_.space());
@@ -295,10 +295,9 @@ std::int64_t MeshRuntime::gather_families(Domain& domain) {
   return sent;
 }
 
-std::vector<int> MeshRuntime::balanced_targets(const octree::LeafSet& leaves,
-                                               std::span<const std::int64_t> weights,
-                                               std::span<const double> shares,
-                                               std::optional<Communicator::PrefixSum> known) const {
+std::vector<int> MeshRuntime::balanced_targets(
+    const octree::LeafSet& leaves, std::span<const std::int64_t> weights,
+    std::span<const double> shares, std::optional<comm::Communicator::PrefixSum> known) const {
   const auto order = sfc::curve_order(leaves, partition_.space());
   std::vector<std::int64_t> along(order.size());
   std::int64_t local = 0;
@@ -323,7 +322,7 @@ bool MeshRuntime::sends_any(std::span<const int> targets) const {
   return std::ranges::any_of(targets, [&](int t) { return t != comm_.rank(); });
 }
 
-std::int64_t MeshRuntime::rebalance(Domain& domain, std::span<const std::int64_t> weights,
+std::int64_t MeshRuntime::rebalance(mesh::Domain& domain, std::span<const std::int64_t> weights,
                                     std::span<const double> shares) {
   MINIAMR_TIMED(timers_, kLoadBalance);
   const std::vector<int> targets = balanced_targets(domain.leaves, weights, shares);
@@ -334,11 +333,11 @@ std::int64_t MeshRuntime::rebalance(Domain& domain, std::span<const std::int64_t
   return sent;
 }
 
-std::int64_t MeshRuntime::rebalance_for_adapt(Domain& domain, const octree::AdaptPlan& plan,
+std::int64_t MeshRuntime::rebalance_for_adapt(mesh::Domain& domain, const octree::AdaptPlan& plan,
                                               std::span<const std::int64_t> adapted_weights,
                                               std::vector<std::int8_t>& marks,
                                               std::span<const double> shares,
-                                              std::optional<Communicator::PrefixSum> along) {
+                                              std::optional<comm::Communicator::PrefixSum> along) {
   MINIAMR_TIMED(timers_, kLoadBalance);
   // The cut that the balance after the adaptation would make of the adapted leaves (made here:
   // merges and splits involve no other rank), carried back to the leaves they come from.
@@ -373,14 +372,14 @@ std::int64_t MeshRuntime::rebalance_for_adapt(Domain& domain, const octree::Adap
   return move_blocks(domain, targets, &marks);
 }
 
-Runtime::CurveView MeshRuntime::curve_view(const Domain& domain) const {
+Runtime::CurveView MeshRuntime::curve_view(const mesh::Domain& domain) const {
   CurveView v;
   v.order = sfc::curve_order(domain.leaves, partition_.space());
   v.family_start = family_starts(domain.leaves, v.order);
   return v;
 }
 
-std::int64_t MeshRuntime::migrate_blocks(Domain& domain, std::span<const int> targets) {
+std::int64_t MeshRuntime::migrate_blocks(mesh::Domain& domain, std::span<const int> targets) {
   MINIAMR_TIMED(timers_, kLoadBalance);
   const std::int64_t sent = move_blocks(domain, targets);
   mesh_changed(domain);

@@ -8,8 +8,8 @@
 #include <optional>
 #include <vector>
 
-#include "runtime/ghost_plan.hpp"
-#include "runtime/mpi_mailbox.hpp"
+#include "mesh/ghost_plan.hpp"
+#include "mesh/mpi_mailbox.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/slowdown.hpp"
 #include "runtime/stage_graph.hpp"
@@ -62,37 +62,37 @@ inline constexpr std::int64_t kCacheChunkBytes = std::int64_t(1) << 20;
 
 class MeshRuntime : public Runtime {
  public:
-  const Communicator& comm() const override { return comm_; }
+  const comm::Communicator& comm() const override { return comm_; }
   Timers& timers() override { return timers_; }
-  void mesh_changed(const Domain& domain) override;
-  void mesh_adapted(const Domain& domain) override;
+  void mesh_changed(const mesh::Domain& domain) override;
+  void mesh_adapted(const mesh::Domain& domain) override;
   octree::MarkMailbox& mailbox() override { return mailbox_; }
-  std::int64_t rebalance(Domain& domain, std::span<const std::int64_t> weights,
+  std::int64_t rebalance(mesh::Domain& domain, std::span<const std::int64_t> weights,
                          std::span<const double> shares = {}) override;
-  std::int64_t rebalance_for_adapt(Domain& domain, const octree::AdaptPlan& plan,
-                                   std::span<const std::int64_t> adapted_weights,
-                                   std::vector<std::int8_t>& marks,
-                                   std::span<const double> shares = {},
-                                   std::optional<Communicator::PrefixSum> along = {}) override;
-  std::int64_t gather_families(Domain& domain) override;
+  std::int64_t rebalance_for_adapt(
+      mesh::Domain& domain, const octree::AdaptPlan& plan,
+      std::span<const std::int64_t> adapted_weights, std::vector<std::int8_t>& marks,
+      std::span<const double> shares = {},
+      std::optional<comm::Communicator::PrefixSum> along = {}) override;
+  std::int64_t gather_families(mesh::Domain& domain) override;
   std::vector<octree::Key> initial_roots(const octree::RootGrid& grid) const override;
-  CurveView curve_view(const Domain& domain) const override;
+  CurveView curve_view(const mesh::Domain& domain) const override;
   int owner(const octree::Key& k) const override { return partition_.owner(k); }
-  std::int64_t migrate_blocks(Domain& domain, std::span<const int> targets) override;
+  std::int64_t migrate_blocks(mesh::Domain& domain, std::span<const int> targets) override;
   CommPartners comm_partners() const override;
-  std::string graph_dot(const Domain& domain, bool edges, int stages) override;
+  std::string graph_dot(const mesh::Domain& domain, bool edges, int stages) override;
   const StageKernels& kernels() const override { return kernels_; }
   void set_trace(Trace* trace) override { trace_ = trace; }
   int threads() const override;
 
   // Variables per cache chunk for stages like `first` (RuntimeOptions::chunk_vars). Collective:
   // every rank gets the same count, as their messages must match.
-  int chunk_vars(const Domain& domain, const StageWork& first) const;
+  int chunk_vars(const mesh::Domain& domain, const StageWork& first) const;
 
  protected:
   MeshRuntime(MPI_Comm parent, RuntimeOptions options);
   // The stage graph of the current mesh, for face-only (edges = false) or edge-reading stencils.
-  const StageGraph& graph(const Domain& domain, bool edges);
+  const StageGraph& graph(const mesh::Domain& domain, bool edges);
   // Each of `leaves`' rank in the cut of the curve into equal shares of `weights` (collective),
   // families that may coarsen kept whole with their first leaf; or, when `shares` are given,
   // into shares proportional to them, each family with the rank holding most of it.
@@ -100,29 +100,29 @@ class MeshRuntime : public Runtime {
   std::vector<int> balanced_targets(const octree::LeafSet& leaves,
                                     std::span<const std::int64_t> weights,
                                     std::span<const double> shares,
-                                    std::optional<Communicator::PrefixSum> along = {}) const;
+                                    std::optional<comm::Communicator::PrefixSum> along = {}) const;
   // Whether a target of this rank's blocks is another rank.
   bool sends_any(std::span<const int> targets) const;
   // Collective. Whether a target on any rank is not the block's holder.
   bool any_moves(std::span<const int> targets) const { return comm_.any(sends_any(targets)); }
   // Called at the end of mesh_changed and mesh_adapted, for the mapper's own plans.
-  virtual void plans_changed(const Domain& domain) = 0;
+  virtual void plans_changed(const mesh::Domain& domain) = 0;
 
-  Communicator comm_;
+  comm::Communicator comm_;
   RuntimeOptions options_;
   Timers timers_;
-  MpiMailbox mailbox_;
+  mesh::MpiMailbox mailbox_;
   sfc::Partition partition_;
-  GhostPlan plan_;
+  mesh::GhostPlan plan_;
   StageKernels kernels_;
   Slowdown slowdown_;
   Trace* trace_ = nullptr;
 
  private:
   // Rebuilds the neighbourhood, the ghost plan and the mapper's plans over `partition`.
-  void rebuild(const Domain& domain, sfc::Partition partition);
+  void rebuild(const mesh::Domain& domain, sfc::Partition partition);
   // Collective. Sends each block to its target (migrate) and notes that the partition moved.
-  std::int64_t move_blocks(Domain& domain, std::span<const int> targets,
+  std::int64_t move_blocks(mesh::Domain& domain, std::span<const int> targets,
                            std::vector<std::int8_t>* marks = nullptr);
 
   bool ownership_moved_ = true;  // blocks migrated since partition_ was exchanged (or none was)

@@ -36,7 +36,7 @@ std::span<double> StageSums::block(std::size_t s, std::size_t b, stencil::VarRan
                                      std::size_t(vars.count()));
 }
 
-bool StageSums::progress(const Communicator& comm) {
+bool StageSums::progress(const comm::Communicator& comm) {
   bool any = false;
   while (next_ < stages_.size() && ready_[next_].load(std::memory_order_acquire)) {
     const std::size_t s = next_++;
@@ -60,7 +60,7 @@ bool StageSums::progress(const Communicator& comm) {
   return any;
 }
 
-std::vector<std::vector<double>> StageSums::finish(const Communicator& comm) {
+std::vector<std::vector<double>> StageSums::finish(const comm::Communicator& comm) {
   for (std::size_t s = next_; s < stages_.size(); ++s) ready_[s].store(true);
   progress(comm);
   for (auto& [s, reduction] : in_flight_) totals_[s] = reduction.wait();

@@ -16,9 +16,9 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/domain.hpp"
+#include "comm/mpi.hpp"
+#include "mesh/domain.hpp"
 #include "runtime/halo_exchange.hpp"
-#include "runtime/mpi.hpp"
 #include "runtime/schedule.hpp"
 #include "runtime/slowdown.hpp"
 #include "runtime/stage_kernels.hpp"
@@ -42,11 +42,11 @@ class StageSums {
   void stage_done(std::size_t s) { ready_[s].store(true, std::memory_order_release); }
   // With the MPI token: starts the reductions of the stages done so far, in stage order, and
   // completes those that have finished. Returns whether any did.
-  bool progress(const Communicator& comm);
+  bool progress(const comm::Communicator& comm);
   // Whether every reduction has started and completed.
   bool finished() const { return next_ == stages_.size() && in_flight_.empty(); }
   // Waits for the reductions in flight; returns each stage's totals (empty: no checksum).
-  std::vector<std::vector<double>> finish(const Communicator& comm);
+  std::vector<std::vector<double>> finish(const comm::Communicator& comm);
 
  private:
   std::span<const StageWork> stages_;
@@ -90,7 +90,7 @@ struct StepMeter {
 class ChunkRun {
  public:
   struct Setup {
-    Domain& domain;
+    mesh::Domain& domain;
     const StageGraph& graph;
     const Schedule& schedule;
     std::span<const StageWork> stages;
@@ -111,7 +111,7 @@ class ChunkRun {
   ChunkRun(Setup setup, Lanes lanes, bool last_chunk);
 
   const Lanes& lanes() const { return lanes_; }
-  Domain& domain() { return x_.domain; }
+  mesh::Domain& domain() { return x_.domain; }
   // Seconds of `worker` spent on the chunk's work outside its steps (driving messages).
   void count_busy(int worker, double seconds) { x_.meter.busy[std::size_t(worker)] += seconds; }
   const Schedule& schedule() const { return s_; }

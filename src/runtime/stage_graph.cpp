@@ -25,7 +25,7 @@ FaceSlot append_face_slot(std::size_t& doubles_per_var, const stencil::BlockShap
   return f;
 }
 
-StageGraph build_stage_graph(const GhostPlan& plan, const stencil::BlockShape& shape,
+StageGraph build_stage_graph(const mesh::GhostPlan& plan, const stencil::BlockShape& shape,
                              std::size_t blocks, bool edges) {
   StageGraph g;
   g.edges = edges;
@@ -53,12 +53,12 @@ StageGraph build_stage_graph(const GhostPlan& plan, const stencil::BlockShape& s
   std::vector<std::vector<PackedFace>> packs(blocks * G);
   for (const int a : kAllAxes) {
     const std::size_t grp = std::size_t(group_of(a));
-    for (const LocalLink& l : plan.local[std::size_t(a)]) {
+    for (const mesh::LocalLink& l : plan.local[std::size_t(a)]) {
       fills[l.dst * G + grp].push_back({GhostFill::Kind::kLocal, l.src, l.link, 0, 0});
       reads[l.dst * G + grp].push_back(l.src);
       readers[l.src * G + grp].push_back(l.dst);
     }
-    for (const BoundaryFace& b : plan.boundary[std::size_t(a)])
+    for (const mesh::BoundaryFace& b : plan.boundary[std::size_t(a)])
       fills[b.block * G + grp].push_back({GhostFill::Kind::kBoundary,
                                           b.block,
                                           {stencil::GhostRelation::kSameLevel, b.face, {}},

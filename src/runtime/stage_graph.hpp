@@ -30,9 +30,9 @@
 #include <string>
 #include <vector>
 
+#include "mesh/ghost_plan.hpp"
 #include "octree/leaf_set.hpp"
 #include "runtime/adjacency.hpp"
-#include "runtime/ghost_plan.hpp"
 #include "runtime/halo_messages.hpp"
 
 namespace miniamr::runtime {
@@ -83,7 +83,7 @@ struct FaceSlot {
 FaceSlot append_face_slot(std::size_t& doubles_per_var, const stencil::BlockShape& shape,
                           const stencil::FaceLink& link);
 
-StageGraph build_stage_graph(const GhostPlan& plan, const stencil::BlockShape& shape,
+StageGraph build_stage_graph(const mesh::GhostPlan& plan, const stencil::BlockShape& shape,
                              std::size_t blocks, bool edges);
 
 // Graphviz DOT of `stages` consecutive stages of this rank's graph, as a cluster named after

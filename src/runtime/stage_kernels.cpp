@@ -4,8 +4,8 @@
 #include <cassert>
 #include <utility>
 
+#include "mesh/domain.hpp"
 #include "runtime/compute_charge.hpp"
-#include "runtime/domain.hpp"
 #include "stencil/compact_stencil.hpp"
 #include "stencil/stencil_kernels.hpp"
 #ifdef MINIAMR_HAVE_KOKKOS
@@ -20,7 +20,7 @@ StageKernels::StageKernels(KernelBackend backend, stencil::Isa isa,
   assert(backend != KernelBackend::kKokkos || has_kokkos());
 }
 
-void StageKernels::set_working_set(const Domain& domain) {
+void StageKernels::set_working_set(const mesh::Domain& domain) {
   var_bytes_ =
       double(domain.blocks.size()) * double(domain.shape.var_stride()) * double(sizeof(double));
 }

@@ -16,9 +16,11 @@
 #include "stencil/kernel_set.hpp"
 #include "stencil/variable_kernels.hpp"
 
-namespace miniamr::runtime {
-
+namespace miniamr::mesh {
 struct Domain;
+}  // namespace miniamr::mesh
+
+namespace miniamr::runtime {
 
 // One stage: fill the ghosts of `vars` and apply the stencil to each, exchanging ghosts in
 // groups of `group` variables (comm_vars).
@@ -30,7 +32,7 @@ struct StageWork {
   std::int64_t calc_stage = 0;  // running stage counter (selects the variable kernel)
   bool checksum = false;        // reduce each variable's new global sum at the end of the stage
   const stencil::VariableCoeffs* coeffs = nullptr;  // stencil 0 only
-  bool measure_cost = false;  // keep Domain::cost up to date (measured load-balance weights)
+  bool measure_cost = false;  // keep mesh::Domain::cost up to date (measured load-balance weights)
 
   // Stencils that read edge and corner ghosts fill them axis by axis (x, then y, then z).
   bool reads_edges() const { return stencil != 7; }
@@ -95,7 +97,7 @@ class StageKernels {
   bool modelled() const { return model_.has_value(); }
   // The modelled cost follows the rank's block storage (cache or memory): called whenever the
   // rank's blocks change.
-  void set_working_set(const Domain& domain);
+  void set_working_set(const mesh::Domain& domain);
 
   KernelCalls calls() const;
   std::string backend_name() const { return runtime::backend_name(calls()); }

@@ -5,7 +5,7 @@
 
 namespace miniamr::runtime {
 
-SumReduction::SumReduction(const Communicator& comm, std::span<stencil::ExactSum> sums)
+SumReduction::SumReduction(const comm::Communicator& comm, std::span<stencil::ExactSum> sums)
     : count_(sums.size()) {
   const std::size_t n = stencil::ExactSum::kLimbs;
   limbs_.reserve(sums.size() * n);

@@ -9,7 +9,7 @@
 
 #include <mpi.h>
 
-#include "runtime/mpi.hpp"
+#include "comm/mpi.hpp"
 #include "stencil/exact_sum.hpp"
 
 namespace miniamr::runtime {
@@ -17,7 +17,7 @@ namespace miniamr::runtime {
 class SumReduction {
  public:
   // Collective (in the same order on every rank). Starts reducing `sums`.
-  SumReduction(const Communicator& comm, std::span<stencil::ExactSum> sums);
+  SumReduction(const comm::Communicator& comm, std::span<stencil::ExactSum> sums);
   ~SumReduction();
   SumReduction(const SumReduction&) = delete;
   SumReduction& operator=(const SumReduction&) = delete;

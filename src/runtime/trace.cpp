@@ -7,9 +7,9 @@
 #include <cmath>
 #include <iterator>
 
+#include "comm/mpi.hpp"
 #include "io/output_file.hpp"
 #include "io/printable.hpp"
-#include "runtime/mpi.hpp"
 
 namespace miniamr::runtime {
 
@@ -113,7 +113,7 @@ void put_event(Out& out, const TraceEvent& ev, int pid) {
 // match a receive posted elsewhere on the caller's communicator.
 struct CommGuard {
   MPI_Comm comm = MPI_COMM_NULL;
-  explicit CommGuard(MPI_Comm parent) : comm(duplicate(parent)) {}
+  explicit CommGuard(MPI_Comm parent) : comm(comm::duplicate(parent)) {}
   ~CommGuard() { MPI_Comm_free(&comm); }
   CommGuard(const CommGuard&) = delete;
   CommGuard& operator=(const CommGuard&) = delete;
@@ -200,7 +200,7 @@ void Trace::format_events(int rank, std::size_t piece_bytes, Sink&& sink) const 
   if (out.size() > 0) sink(std::string_view(out.data(), out.size()));
 }
 
-std::string Trace::write(const Communicator& comm, const std::string& path) const {
+std::string Trace::write(const comm::Communicator& comm, const std::string& path) const {
   CommGuard guard(comm.get());
   MPI_Comm c = guard.comm;
   const int rank = comm.rank(), ranks = comm.size();

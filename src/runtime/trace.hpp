@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "comm/mpi.hpp"
 #include "runtime/clock.hpp"
-#include "runtime/mpi.hpp"
 
 namespace miniamr::runtime {
 
@@ -57,7 +57,7 @@ class Trace {
   // over `path`, so it is never seen half written. Returns "" on every rank when rank 0 wrote the
   // file, else a non-empty reason on every rank (the system's reason on rank 0). A disabled
   // trace writes a file with no events.
-  std::string write(const Communicator& comm, const std::string& path) const;
+  std::string write(const comm::Communicator& comm, const std::string& path) const;
 
  private:
   using Clock = runtime::Clock;

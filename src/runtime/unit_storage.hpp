@@ -14,7 +14,7 @@
 #include <span>
 #include <vector>
 
-#include "runtime/domain.hpp"
+#include "mesh/domain.hpp"
 #include "runtime/schedule.hpp"
 #include "runtime/stage_kernels.hpp"
 #include "stencil/compact_stencil.hpp"
@@ -49,7 +49,7 @@ class DenseGhostLayers {
 
 class PaddedStorage {
  public:
-  PaddedStorage(Domain& domain, const StageKernels& kernels)
+  PaddedStorage(mesh::Domain& domain, const StageKernels& kernels)
       : domain_(domain), kernels_(kernels), k_(kernels.native()) {}
 
   void direct(const GhostTask& t, stencil::VarRange v, bool edges) {
@@ -115,15 +115,15 @@ class PaddedStorage {
   }
 
  private:
-  Domain& domain_;
+  mesh::Domain& domain_;
   const StageKernels& kernels_;
   const stencil::KernelSet& k_;
 };
 
 class CompactStorage {
  public:
-  CompactStorage(const Domain& domain, const StageKernels& kernels, stencil::CompactVars& compact,
-                 DenseGhostLayers& ghosts)
+  CompactStorage(const mesh::Domain& domain, const StageKernels& kernels,
+                 stencil::CompactVars& compact, DenseGhostLayers& ghosts)
       : shape_(domain.shape),
         kernels_(kernels),
         k_(kernels.native()),

@@ -27,7 +27,7 @@ std::string checkpoint_path(const std::string& dir, int ts) {
   return fmt::format("{}/checkpoint.{:06}.h5", dir, ts);
 }
 
-void write_checkpoint(const Config&, const runtime::Communicator&, const runtime::Domain&,
+void write_checkpoint(const Config&, const comm::Communicator&, const mesh::Domain&,
                       const RunPoint&) {
   unavailable();
 }
@@ -36,13 +36,12 @@ io::FolderLock lock_checkpoint_dir(const Config&, MPI_Comm) {
   return {};  // no checkpoints here (refused with the options)
 }
 
-RunPoint read_checkpoint(const std::string&, const Config&, const runtime::Communicator&,
-                         sfc::Curve, runtime::Domain&) {
+RunPoint read_checkpoint(const std::string&, const Config&, const comm::Communicator&, sfc::Curve,
+                         mesh::Domain&) {
   unavailable();
 }
 
-RunPoint restart(const Config&, const runtime::Communicator&, sfc::Curve, runtime::Domain&,
-                 std::FILE*) {
+RunPoint restart(const Config&, const comm::Communicator&, sfc::Curve, mesh::Domain&, std::FILE*) {
   unavailable();
 }
 

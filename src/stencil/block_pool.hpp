@@ -31,7 +31,7 @@ class BlockPool {
  public:
   // Where fresh storage comes from: by default each block maps its own; a pool given a maker
   // takes its blocks from it and maps none ahead. A maker makes storage that all simulated
-  // ranks share (runtime/shared_storage.hpp), for blocks whose values nobody reads.
+  // ranks share (comm/shared_storage.hpp), for blocks whose values nobody reads.
   using Maker = Block (*)(const BlockShape&);
   BlockPool() = default;
   explicit BlockPool(Maker maker) : make_(maker) {}

@@ -33,17 +33,17 @@
 #include <utility>
 #include <vector>
 
+#include "comm/mpi.hpp"
+#include "mesh/domain.hpp"
+#include "mesh/ghost_plan.hpp"
+#include "mesh/migrate.hpp"
+#include "mesh/neighbourhood.hpp"
 #include "mpi_checks.hpp"
 #include "octree/key.hpp"
 #include "octree/leaf_set.hpp"
 #include "octree/refine.hpp"
-#include "runtime/domain.hpp"
 #include "runtime/dynamic_runtime.hpp"
 #include "runtime/exact_reduce.hpp"
-#include "runtime/ghost_plan.hpp"
-#include "runtime/migrate.hpp"
-#include "runtime/mpi.hpp"
-#include "runtime/neighbourhood.hpp"
 #include "runtime/static_runtime.hpp"
 #include "sfc/curve.hpp"
 #include "sfc/partition.hpp"
@@ -60,13 +60,15 @@ namespace runtime_test {
 
 namespace octree = miniamr::octree;
 namespace runtime = miniamr::runtime;
+namespace mesh = miniamr::mesh;
+namespace comm = miniamr::comm;
 namespace sfc = miniamr::sfc;
 namespace stencil = miniamr::stencil;
 
+using mesh::Domain;
 using octree::Key;
 using octree::LeafSet;
 using octree::RootGrid;
-using runtime::Domain;
 using stencil::Block;
 using stencil::BlockShape;
 
@@ -423,7 +425,7 @@ inline std::string check_holdings(const Domain& d, const std::vector<Key>& expec
 
 // The totals over all ranks of `comm` of per-rank exact sums, rounded once (as the driver).
 inline std::vector<double> reduce_sums(std::span<stencil::ExactSum> sums, MPI_Comm comm) {
-  const runtime::Communicator c(comm);
+  const comm::Communicator c(comm);
   return runtime::global_sums(c, sums);
 }
 

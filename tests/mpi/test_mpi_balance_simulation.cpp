@@ -14,8 +14,8 @@
 
 #include "app/config.hpp"
 #include "app/simulation.hpp"
+#include "comm/mpi.hpp"
 #include "runtime/dynamic_runtime.hpp"
-#include "runtime/mpi.hpp"
 #include "runtime/static_runtime.hpp"
 
 namespace {

@@ -12,26 +12,27 @@
 #include <string>
 #include <vector>
 
+#include "comm/mpi.hpp"
 #include "runtime/balance.hpp"
-#include "runtime/mpi.hpp"
 
 namespace {
 
 namespace runtime = miniamr::runtime;
+namespace comm = miniamr::comm;
 namespace balance = miniamr::runtime::balance;
 
 struct World {
-  runtime::Communicator comm{MPI_COMM_WORLD};
+  comm::Communicator comm{MPI_COMM_WORLD};
   int rank() const { return comm.rank(); }
   int size() const { return comm.size(); }
 };
 
-bool everywhere(const runtime::Communicator& comm, bool ok) {
+bool everywhere(const comm::Communicator& comm, bool ok) {
   return comm.all(ok);
 }
 
 // Every rank's targets joined in rank order (the whole curve), on every rank.
-std::vector<int> joined(const runtime::Communicator& comm, const std::vector<int>& mine) {
+std::vector<int> joined(const comm::Communicator& comm, const std::vector<int>& mine) {
   std::vector<std::int64_t> m(mine.begin(), mine.end());
   const auto all = comm.gather(m);
   std::vector<int> out;
@@ -59,7 +60,7 @@ Case make_case(int n) {
 }
 
 // What the balancer does for a strategy: gather the summaries, cut, map this rank's blocks.
-std::vector<int> targets(const runtime::Communicator& comm, balance::Strategy s, const Case& c,
+std::vector<int> targets(const comm::Communicator& comm, balance::Strategy s, const Case& c,
                          double speed, double max_move = 1.0) {
   balance::RankSummary mine;
   mine.work = std::accumulate(c.weights.begin(), c.weights.end(), std::int64_t{0});

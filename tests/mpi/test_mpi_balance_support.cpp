@@ -17,19 +17,19 @@
 #include <string>
 #include <vector>
 
+#include "comm/mpi.hpp"
+#include "comm/tally.hpp"
+#include "mesh/ownership_directory.hpp"
 #include "octree/key.hpp"
 #include "runtime/link_model.hpp"
-#include "runtime/mpi.hpp"
-#include "runtime/ownership_directory.hpp"
-#include "runtime/tally.hpp"
 
 namespace {
 
+using miniamr::comm::Communicator;
+using miniamr::mesh::OwnershipDirectory;
 using miniamr::octree::Key;
-using miniamr::runtime::Communicator;
 using miniamr::runtime::LinkModel;
 using miniamr::runtime::measure_link_model;
-using miniamr::runtime::OwnershipDirectory;
 
 bool all_ranks(bool ok, const std::string& detail = {}) {
   if (!ok) {
@@ -96,8 +96,8 @@ TEST(Communicator, TallyGivesPrefixTotalsAndExtremesOnEverySize) {
       const Communicator comm(part);
       const std::int64_t r = comm.rank();
       const auto before_collectives = comm.traffic().collectives;
-      const miniamr::runtime::Tally t = miniamr::runtime::tally(comm, values(r));
-      const miniamr::runtime::Tally none = miniamr::runtime::tally(comm, {});
+      const miniamr::comm::Tally t = miniamr::comm::tally(comm, values(r));
+      const miniamr::comm::Tally none = miniamr::comm::tally(comm, {});
       std::vector<std::int64_t> before(3, 0), total(3, 0), lo = values(0), hi = values(0);
       for (std::int64_t q = 0; q < size; ++q) {
         const auto v = values(q);

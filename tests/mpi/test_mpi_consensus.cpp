@@ -208,7 +208,7 @@ TEST(Consensus, MarksGoOnlyToRanksWithLeavesAlongTheFacesOrInTheFamily) {
     Domain d = make_domain(grid, BlockShape{2, 2, 2, 1}, share(keys, targets, me));
     runtime::StaticRuntime rt(MPI_COMM_WORLD, options(curve));
     rt.mesh_changed(d);
-    const auto peers = dynamic_cast<runtime::MpiMailbox&>(rt.mailbox()).peers();
+    const auto peers = dynamic_cast<mesh::MpiMailbox&>(rt.mailbox()).peers();
     const std::vector<int> want(expected.begin(), expected.end());
     EXPECT_EQ(peers, want) << curve_name(curve) << " on rank " << me;
     if (P >= 3) {

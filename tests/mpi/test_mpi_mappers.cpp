@@ -13,9 +13,9 @@ using namespace runtime_test;
 
 // Remote ghost links of each relation (same, coarse->fine, fine->coarse), summed over ranks.
 std::array<std::int64_t, 3> remote_links(const Domain& d, sfc::Curve curve) {
-  runtime::Communicator comm(MPI_COMM_WORLD);
-  const runtime::Neighbourhood nb = runtime::build_neighbourhood(d, space_of(curve, d.grid), comm);
-  const runtime::GhostPlan plan = runtime::build_ghost_plan(d, nb);
+  comm::Communicator comm(MPI_COMM_WORLD);
+  const mesh::Neighbourhood nb = mesh::build_neighbourhood(d, space_of(curve, d.grid), comm);
+  const mesh::GhostPlan plan = mesh::build_ghost_plan(d, nb);
   std::array<std::int64_t, 3> n{0, 0, 0};
   for (const auto& peer : plan.peers)
     for (const auto& axis : peer.recv)

@@ -18,7 +18,7 @@ TEST(Migration, CarriesMarksCostsAndEveryBitOfTheStorage) {
   const std::vector<Key> keys = refine_all(octree::root_leaves(grid), grid);
   const BlockShape shape{4, 6, 2, 3};
   const auto home = even_cut(keys, grid);
-  runtime::Communicator comm(MPI_COMM_WORLD);
+  comm::Communicator comm(MPI_COMM_WORLD);
   Domain d = make_domain(grid, shape, share(keys, home, me));
   const auto mark_of = [](const Key& k) { return std::int8_t(int(key_hash(k, 5) % 3) - 1); };
   const auto cost_of = [](const Key& k) { return 0.1234567890123 * double(key_hash(k, 7) % 97); };
@@ -36,7 +36,7 @@ TEST(Migration, CarriesMarksCostsAndEveryBitOfTheStorage) {
     marks.push_back(mark_of(d.leaves[i]));
     targets.push_back((me + 1) % P);
   }
-  runtime::migrate(d, targets, comm, &marks);
+  mesh::migrate(d, targets, comm, &marks);
 
   Problems p;
   if (marks.size() != d.leaves.size()) p.add("marks do not match the leaves");
@@ -58,10 +58,10 @@ TEST(Migration, CarriesMarksCostsAndEveryBitOfTheStorage) {
 }
 
 // Moves every block of `d` to `target(key)` and checks what each rank then holds.
-void migrate_and_check(Domain& d, const runtime::Communicator& comm,
+void migrate_and_check(Domain& d, const comm::Communicator& comm,
                        const std::function<int(const Key&)>& target,
                        const std::vector<Key>& all_keys, const std::string& what,
-                       std::size_t message_bytes = runtime::kMigrationMessageBytes) {
+                       std::size_t message_bytes = mesh::kMigrationMessageBytes) {
   std::vector<int> targets;
   std::int64_t leaving = 0;
   std::map<int, std::int64_t> per_peer;
@@ -76,7 +76,7 @@ void migrate_and_check(Domain& d, const runtime::Communicator& comm,
   std::int64_t messages = 0;
   for (const auto& [peer, n] : per_peer) messages += 1 + (n + per_message - 1) / per_message;
   const std::int64_t before = comm.traffic().messages;
-  const std::int64_t sent = runtime::migrate(d, targets, comm, nullptr, message_bytes);
+  const std::int64_t sent = mesh::migrate(d, targets, comm, nullptr, message_bytes);
   const std::int64_t posted = comm.traffic().messages - before;
   EXPECT_TRUE(all_ranks(posted == messages, what + ": " + std::to_string(posted) +
                                                 " messages sent, expected " +
@@ -111,7 +111,7 @@ TEST(Migration, RoundTripThroughAnotherCutRestoresEveryBlock) {
     return [&keys, &t](const Key& k) { return t[index_of(keys, k)]; };
   };
 
-  runtime::Communicator comm(MPI_COMM_WORLD);
+  comm::Communicator comm(MPI_COMM_WORLD);
   Domain d = make_domain(grid, shape, share(keys, home, me));
   const Domain before = d;
   migrate_and_check(d, comm, target_in(away), keys, "to the weighted cut");
@@ -139,7 +139,7 @@ TEST(Migration, ScatteredTargetsArriveSorted) {
   const auto home = even_cut(keys, grid);
   auto go_home = [&](const Key& k) { return home[index_of(keys, k)]; };
 
-  runtime::Communicator comm(MPI_COMM_WORLD);
+  comm::Communicator comm(MPI_COMM_WORLD);
   Domain d = make_domain(grid, shape, share(keys, home, me));
   migrate_and_check(
       d, comm, [P](const Key& k) { return int(key_hash(k, 23) % std::uint64_t(P)); }, keys,

@@ -20,14 +20,14 @@
 #include <thread>
 #include <vector>
 
+#include "comm/mpi.hpp"
 #include "mpi_checks.hpp"
-#include "runtime/mpi.hpp"
 #include "runtime/trace.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
-using miniamr::runtime::Communicator;
+using miniamr::comm::Communicator;
 using miniamr::runtime::Trace;
 using miniamr::runtime::TraceEvent;
 

@@ -309,7 +309,7 @@ TEST(Simulation, FieldDigestHashesEachBlockInOrder) {
     runtime::StaticRuntime rt;
     app::Simulation sim(c, rt, nullptr);
     sim.run();
-    const runtime::Domain& d = sim.domain();
+    const mesh::Domain& d = sim.domain();
     ASSERT_EQ(d.blocks.size(), std::size_t(roots));
     std::uint64_t digest = 0;
     for (std::size_t b = 0; b < d.blocks.size(); ++b) {

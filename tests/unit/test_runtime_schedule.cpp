@@ -15,6 +15,7 @@
 #include "stencil/compact_stencil.hpp"
 
 using namespace miniamr::runtime;
+using namespace miniamr::mesh;
 
 namespace {
 

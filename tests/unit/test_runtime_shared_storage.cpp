@@ -4,10 +4,10 @@
 
 #include <cstdint>
 
-#include "runtime/shared_storage.hpp"
+#include "comm/shared_storage.hpp"
 
-using miniamr::runtime::shared_block_storage;
-using miniamr::runtime::shared_doubles;
+using miniamr::comm::shared_block_storage;
+using miniamr::comm::shared_doubles;
 
 TEST(SharedStorage, EveryCallerGetsTheSameBufferUntilOneNeedsMore) {
   double* a = shared_doubles(100);

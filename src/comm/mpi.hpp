@@ -7,7 +7,7 @@
 
 #include <mpi.h>
 
-namespace miniamr::runtime {
+namespace miniamr::comm {
 
 // An MPI object made for a while (an operation, a datatype, a communicator of a few ranks),
 // freed by `Free` when its owner goes out of scope. `make` fills the handle, e.g.
@@ -112,4 +112,4 @@ struct Spread {
 };
 Spread spread(const Communicator& comm, double local);
 
-}  // namespace miniamr::runtime
+}  // namespace miniamr::comm

@@ -1,4 +1,4 @@
-#include "runtime/ownership_directory.hpp"
+#include "mesh/ownership_directory.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "runtime/sparse_exchange.hpp"
+#include "comm/sparse_exchange.hpp"
 
-namespace miniamr::runtime {
+namespace miniamr::mesh {
 
 namespace {
 
@@ -28,7 +28,7 @@ octree::Key key_at(std::span<const std::uint32_t> r) {
 
 }  // namespace
 
-OwnershipDirectory::OwnershipDirectory(const Communicator& comm)
+OwnershipDirectory::OwnershipDirectory(const comm::Communicator& comm)
     : comm_(&comm), size_(comm.size()) {}
 
 void OwnershipDirectory::put(const octree::Key& key, int owner) {
@@ -57,8 +57,9 @@ void OwnershipDirectory::fence(const Home& home) {
   auto parcels = sparse_exchange(*comm_, outgoing, kRecordsTag);
   // Rank order, then put order: the last record applied wins, which makes the higher-ranked
   // putter win alike wherever the records of a key meet (its home).
-  auto at = std::ranges::lower_bound(parcels, comm_->rank(), {}, &Parcel<std::uint32_t>::rank);
-  parcels.insert(at, Parcel<std::uint32_t>{comm_->rank(), std::move(own)});
+  auto at =
+      std::ranges::lower_bound(parcels, comm_->rank(), {}, &comm::Parcel<std::uint32_t>::rank);
+  parcels.insert(at, comm::Parcel<std::uint32_t>{comm_->rank(), std::move(own)});
   for (const auto& p : parcels)
     for (std::size_t i = 0; i + kWords <= p.items.size(); i += kWords)
       owners_[key_at(std::span(p.items).subspan(i, kWords))] = static_cast<int>(p.items[i + 4]);
@@ -75,4 +76,4 @@ void OwnershipDirectory::clear() {
   pending_.clear();
 }
 
-}  // namespace miniamr::runtime
+}  // namespace miniamr::mesh

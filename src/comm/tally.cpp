@@ -1,8 +1,8 @@
-#include "runtime/tally.hpp"
+#include "comm/tally.hpp"
 
 #include <algorithm>
 
-namespace miniamr::runtime {
+namespace miniamr::comm {
 
 namespace {
 
@@ -92,4 +92,4 @@ Tally tally(const Communicator& comm, std::span<const std::int64_t> mine) {
   return {std::move(before), std::move(part.sum), std::move(part.min), std::move(part.max)};
 }
 
-}  // namespace miniamr::runtime
+}  // namespace miniamr::comm

@@ -8,11 +8,11 @@
 #include <cstddef>
 #include <vector>
 
-#include "runtime/domain.hpp"
-#include "runtime/neighbourhood.hpp"
+#include "mesh/domain.hpp"
+#include "mesh/neighbourhood.hpp"
 #include "stencil/ghost_fill.hpp"
 
-namespace miniamr::runtime {
+namespace miniamr::mesh {
 
 // Receiver `dst` fills its ghost face link.face from sender `src`, both on this rank.
 struct LocalLink {
@@ -53,4 +53,4 @@ stencil::Quadrant quadrant_of(const octree::Key& fine, int axis);
 
 GhostPlan build_ghost_plan(const Domain& domain, const Neighbourhood& nb);
 
-}  // namespace miniamr::runtime
+}  // namespace miniamr::mesh

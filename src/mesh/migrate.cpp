@@ -1,14 +1,14 @@
-#include "runtime/migrate.hpp"
+#include "mesh/migrate.hpp"
 
 #include <algorithm>
 #include <climits>
 #include <map>
 #include <stdexcept>
 
-#include "runtime/shared_storage.hpp"
-#include "runtime/sparse_exchange.hpp"
+#include "comm/shared_storage.hpp"
+#include "comm/sparse_exchange.hpp"
 
-namespace miniamr::runtime {
+namespace miniamr::mesh {
 
 namespace {
 
@@ -34,7 +34,7 @@ namespace {
 
 // A derived datatype naming blocks' storage at their addresses, freed on destruction (a message
 // that uses it keeps what it needs after the free).
-using BlockList = MpiHandle<MPI_Datatype, MPI_Type_free>;
+using BlockList = comm::MpiHandle<MPI_Datatype, MPI_Type_free>;
 
 BlockList block_list(std::span<double* const> data, int doubles) {
   return BlockList([&](MPI_Datatype* type) {
@@ -50,8 +50,8 @@ BlockList block_list(std::span<double* const> data, int doubles) {
 // messages between two ranks with one tag. With `unread` (blocks whose values nobody reads)
 // each message carries as many bytes from a shared buffer of its own, kept there.
 void post_blocks(std::span<double* const> data, int doubles, std::size_t message_bytes, int peer,
-                 bool send, const Communicator& comm, std::vector<MPI_Request>& requests,
-                 std::vector<UnreadBytes>* unread) {
+                 bool send, const comm::Communicator& comm, std::vector<MPI_Request>& requests,
+                 std::vector<comm::UnreadBytes>* unread) {
   const std::size_t per_message = std::clamp<std::size_t>(
       message_bytes / (std::size_t(doubles) * sizeof(double)), 1, std::size_t(INT_MAX));
   const auto post = [&](void* at, int n, MPI_Datatype type) {
@@ -89,7 +89,7 @@ void post_blocks(std::span<double* const> data, int doubles, std::size_t message
 // simulation of thousands of ranks cannot afford on each: there, blocks whose storage the ranks
 // share (priced kernels, shared_storage.hpp) send and receive their bytes through buffers
 // shared too, and no value moves.
-std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communicator& comm,
+std::int64_t migrate(Domain& domain, std::span<const int> targets, const comm::Communicator& comm,
                      std::vector<std::int8_t>* marks, std::size_t message_bytes) {
   struct Entry {
     octree::Key key;
@@ -115,10 +115,10 @@ std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communi
     headers[targets[i]].push_back({domain.leaves[i], domain.cost[i], mark_of(i)});
     leaving[targets[i]].push_back(domain.blocks[i].data());
   }
-  std::vector<UnreadBytes> unread;
-  std::vector<UnreadBytes>* const through = domain.spare.values_unread() ? &unread : nullptr;
+  std::vector<comm::UnreadBytes> unread;
+  std::vector<comm::UnreadBytes>* const through = domain.spare.values_unread() ? &unread : nullptr;
   std::vector<MPI_Request> requests;
-  sparse_exchange(comm, headers, kHeaderTag, [&](Parcel<BlockHeader>&& p) {
+  sparse_exchange(comm, headers, kHeaderTag, [&](comm::Parcel<BlockHeader>&& p) {
     std::vector<double*> arriving;
     for (const BlockHeader& h : p.items) {
       entries.push_back({h.key, h.cost, domain.spare.take(domain.shape), h.mark});
@@ -151,4 +151,4 @@ std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communi
   return sent;
 }
 
-}  // namespace miniamr::runtime
+}  // namespace miniamr::mesh

@@ -1,20 +1,20 @@
-#include "runtime/neighbourhood.hpp"
+#include "mesh/neighbourhood.hpp"
 
 #include <algorithm>
 #include <map>
 #include <numeric>
 #include <utility>
 
-#include "runtime/sparse_exchange.hpp"
+#include "comm/sparse_exchange.hpp"
 
-namespace miniamr::runtime {
+namespace miniamr::mesh {
 
 namespace {
 constexpr int kGhostKeysTag = 101;
 }  // namespace
 
 sfc::Partition exchange_partition(const Domain& domain, const sfc::CurveSpace& space,
-                                  const Communicator& comm) {
+                                  const comm::Communicator& comm) {
   // Only the positions travel, an empty rank's as kNoLeaf: a P-sized array on every rank, and
   // in the collective, is all the memory the partition's exchange takes.
   sfc::Position mine = sfc::Partition::kNoLeaf;
@@ -26,12 +26,12 @@ sfc::Partition exchange_partition(const Domain& domain, const sfc::CurveSpace& s
 }
 
 Neighbourhood build_neighbourhood(const Domain& domain, const sfc::CurveSpace& space,
-                                  const Communicator& comm) {
+                                  const comm::Communicator& comm) {
   return build_neighbourhood(domain, exchange_partition(domain, space, comm), comm);
 }
 
 Neighbourhood build_neighbourhood(const Domain& domain, sfc::Partition partition,
-                                  const Communicator& comm) {
+                                  const comm::Communicator& comm) {
   Neighbourhood nb;
   nb.rank = comm.rank();
   nb.partition = std::move(partition);
@@ -77,4 +77,4 @@ Neighbourhood build_neighbourhood(const Domain& domain, sfc::Partition partition
   return nb;
 }
 
-}  // namespace miniamr::runtime
+}  // namespace miniamr::mesh

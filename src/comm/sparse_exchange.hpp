@@ -12,10 +12,10 @@
 
 #include <mpi.h>
 
-#include "runtime/mpi.hpp"
+#include "comm/mpi.hpp"
 #include "stencil/pages.hpp"
 
-namespace miniamr::runtime {
+namespace miniamr::comm {
 
 template <class T>
 struct Parcel {
@@ -141,4 +141,4 @@ std::vector<Parcel<T>> sparse_exchange(const Communicator& comm,
   return received;
 }
 
-}  // namespace miniamr::runtime
+}  // namespace miniamr::comm

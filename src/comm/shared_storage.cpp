@@ -1,4 +1,4 @@
-#include "runtime/shared_storage.hpp"
+#include "comm/shared_storage.hpp"
 
 #include <algorithm>
 #include <mutex>
@@ -11,7 +11,7 @@
 
 #include "stencil/aligned_doubles.hpp"
 
-namespace miniamr::runtime {
+namespace miniamr::comm {
 
 namespace {
 
@@ -75,4 +75,4 @@ void UnreadBytes::Free::operator()(char* p) const {
 }
 #endif
 
-}  // namespace miniamr::runtime
+}  // namespace miniamr::comm

@@ -1,10 +1,10 @@
-#include "runtime/merge_family.hpp"
+#include "mesh/merge_family.hpp"
 
 #include <array>
 
 #include "stencil/split_coarsen.hpp"
 
-namespace miniamr::runtime {
+namespace miniamr::mesh {
 
 MergedFamily merge_family(std::span<stencil::Block, 8> children, std::span<const double, 8> costs,
                           stencil::BlockPool& pool) {
@@ -20,4 +20,4 @@ MergedFamily merge_family(std::span<stencil::Block, 8> children, std::span<const
   return m;
 }
 
-}  // namespace miniamr::runtime
+}  // namespace miniamr::mesh

@@ -1,10 +1,10 @@
-#include "runtime/mpi_mailbox.hpp"
+#include "mesh/mpi_mailbox.hpp"
 
 #include <algorithm>
 #include <map>
 #include <utility>
 
-namespace miniamr::runtime {
+namespace miniamr::mesh {
 
 namespace {
 constexpr int kMarksTag = 102;
@@ -151,4 +151,4 @@ void MpiMailbox::discard() {
   for (Peer& p : peers_) p.outbox.clear();
 }
 
-}  // namespace miniamr::runtime
+}  // namespace miniamr::mesh

@@ -1,10 +1,10 @@
-#include "runtime/ghost_plan.hpp"
+#include "mesh/ghost_plan.hpp"
 
 #include <algorithm>
 #include <map>
 #include <tuple>
 
-namespace miniamr::runtime {
+namespace miniamr::mesh {
 
 stencil::Quadrant quadrant_of(const octree::Key& fine, int axis) {
   const int o = fine.octant();
@@ -85,4 +85,4 @@ GhostPlan build_ghost_plan(const Domain& domain, const Neighbourhood& nb) {
   return plan;
 }
 
-}  // namespace miniamr::runtime
+}  // namespace miniamr::mesh

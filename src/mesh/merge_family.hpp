@@ -7,7 +7,7 @@
 #include "stencil/block.hpp"
 #include "stencil/block_pool.hpp"
 
-namespace miniamr::runtime {
+namespace miniamr::mesh {
 
 struct MergedFamily {
   stencil::Block block;
@@ -20,4 +20,4 @@ struct MergedFamily {
 MergedFamily merge_family(std::span<stencil::Block, 8> children, std::span<const double, 8> costs,
                           stencil::BlockPool& pool);
 
-}  // namespace miniamr::runtime
+}  // namespace miniamr::mesh

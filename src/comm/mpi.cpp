@@ -1,4 +1,4 @@
-#include "runtime/mpi.hpp"
+#include "comm/mpi.hpp"
 
 #include <algorithm>
 #include <utility>
@@ -7,9 +7,9 @@
 #include <smpi/smpi.h>
 #endif
 
-#include "runtime/tally.hpp"
+#include "comm/tally.hpp"
 
-namespace miniamr::runtime {
+namespace miniamr::comm {
 
 MPI_Comm duplicate(MPI_Comm parent) {
   MPI_Comm comm = MPI_COMM_NULL;
@@ -166,4 +166,4 @@ Spread spread(const Communicator& comm, double local) {
   return {-extremes[0], sum / comm.size(), extremes[1]};
 }
 
-}  // namespace miniamr::runtime
+}  // namespace miniamr::comm

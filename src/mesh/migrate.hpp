@@ -6,10 +6,10 @@
 #include <span>
 #include <vector>
 
-#include "runtime/domain.hpp"
-#include "runtime/mpi.hpp"
+#include "comm/mpi.hpp"
+#include "mesh/domain.hpp"
 
-namespace miniamr::runtime {
+namespace miniamr::mesh {
 
 // The most bytes of blocks in one migration message.
 inline constexpr std::size_t kMigrationMessageBytes = std::size_t{1} << 28;
@@ -19,11 +19,11 @@ inline constexpr std::size_t kMigrationMessageBytes = std::size_t{1} << 28;
 // each leaf's mark travels with it and `marks` ends up matching the new leaves. Returns the
 // number of blocks this rank sent. The blocks for one peer travel in messages of at most
 // `message_bytes` (at least one block each).
-std::int64_t migrate(Domain& domain, std::span<const int> targets, const Communicator& comm,
+std::int64_t migrate(Domain& domain, std::span<const int> targets, const comm::Communicator& comm,
                      std::vector<std::int8_t>* marks = nullptr,
                      std::size_t message_bytes = kMigrationMessageBytes);
 
 // Bytes that travel per block (its whole storage and a header), for cost models.
 std::size_t migrated_block_bytes(const stencil::BlockShape& shape);
 
-}  // namespace miniamr::runtime
+}  // namespace miniamr::mesh

@@ -7,15 +7,15 @@
 #include <cstddef>
 #include <vector>
 
+#include "comm/mpi.hpp"
+#include "mesh/neighbourhood.hpp"
 #include "octree/refine.hpp"
-#include "runtime/mpi.hpp"
-#include "runtime/neighbourhood.hpp"
 
-namespace miniamr::runtime {
+namespace miniamr::mesh {
 
 class MpiMailbox final : public octree::MarkMailbox {
  public:
-  explicit MpiMailbox(const Communicator& comm) : comm_(comm) {}
+  explicit MpiMailbox(const comm::Communicator& comm) : comm_(comm) {}
   // Must be called after every change of the mesh or of its partition; keeps nb's keys.
   void set_neighbourhood(Neighbourhood nb, const octree::RootGrid& grid);
 
@@ -36,11 +36,11 @@ class MpiMailbox final : public octree::MarkMailbox {
   };
   void post_to(std::size_t leaf, const octree::MarkChange& change, int& posted);
 
-  const Communicator& comm_;
+  const comm::Communicator& comm_;
   octree::RootGrid grid_;
   octree::LeafSet all_;      // this rank's leaves and its neighbours' (Neighbourhood::all)
   std::vector<int> slot_;    // per leaf of all_: index into peers_, or -1 when local
   std::vector<Peer> peers_;  // ascending rank
 };
 
-}  // namespace miniamr::runtime
+}  // namespace miniamr::mesh

@@ -10,7 +10,7 @@
 
 #include "stencil/block_pool.hpp"
 
-namespace miniamr::runtime {
+namespace miniamr::comm {
 
 // The maker of such blocks in the simulation build (all of them over shared_doubles); null in
 // a build over a real MPI, where every rank is a process of its own.
@@ -36,4 +36,4 @@ class UnreadBytes {
   std::unique_ptr<char[], Free> data_;
 };
 
-}  // namespace miniamr::runtime
+}  // namespace miniamr::comm

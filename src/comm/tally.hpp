@@ -7,9 +7,9 @@
 #include <span>
 #include <vector>
 
-#include "runtime/mpi.hpp"
+#include "comm/mpi.hpp"
 
-namespace miniamr::runtime {
+namespace miniamr::comm {
 
 // For each value i of the ranks' vectors (the same length on every rank): the sum over the
 // ranks before this one (0 on rank 0), and the sum, least and greatest over all ranks.
@@ -23,4 +23,4 @@ struct Tally {
 // allgather moves P values to every rank and SMPI's MPI_Exscan sends P^2 / 2 messages.
 Tally tally(const Communicator& comm, std::span<const std::int64_t> mine);
 
-}  // namespace miniamr::runtime
+}  // namespace miniamr::comm

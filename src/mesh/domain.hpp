@@ -8,7 +8,7 @@
 #include "stencil/block.hpp"
 #include "stencil/block_pool.hpp"
 
-namespace miniamr::runtime {
+namespace miniamr::mesh {
 
 struct Domain {
   octree::RootGrid grid;
@@ -20,4 +20,4 @@ struct Domain {
                                        // and mapped ahead of a refinement step
 };
 
-}  // namespace miniamr::runtime
+}  // namespace miniamr::mesh

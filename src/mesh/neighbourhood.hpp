@@ -5,12 +5,12 @@
 #include <cstddef>
 #include <vector>
 
+#include "comm/mpi.hpp"
+#include "mesh/domain.hpp"
 #include "octree/leaf_set.hpp"
-#include "runtime/domain.hpp"
-#include "runtime/mpi.hpp"
 #include "sfc/partition.hpp"
 
-namespace miniamr::runtime {
+namespace miniamr::mesh {
 
 struct Neighbourhood {
   sfc::Partition partition;
@@ -23,14 +23,14 @@ struct Neighbourhood {
 
 // The partition from every rank's first curve position (one allgather of a position per rank).
 sfc::Partition exchange_partition(const Domain& domain, const sfc::CurveSpace& space,
-                                  const Communicator& comm);
+                                  const comm::Communicator& comm);
 
 // Collective. Each rank sends the keys of its leaves on a rank boundary to the ranks that may
 // own leaves across those faces or of their families; what arrives is the ghost layer.
 Neighbourhood build_neighbourhood(const Domain& domain, const sfc::CurveSpace& space,
-                                  const Communicator& comm);
+                                  const comm::Communicator& comm);
 // The same over a partition already known to be this mesh's (every rank passes the same).
 Neighbourhood build_neighbourhood(const Domain& domain, sfc::Partition partition,
-                                  const Communicator& comm);
+                                  const comm::Communicator& comm);
 
-}  // namespace miniamr::runtime
+}  // namespace miniamr::mesh

@@ -16,10 +16,10 @@
 
 #include <mpi.h>
 
+#include "comm/mpi.hpp"
 #include "octree/key.hpp"
-#include "runtime/mpi.hpp"
 
-namespace miniamr::runtime {
+namespace miniamr::mesh {
 
 class OwnershipDirectory {
  public:
@@ -27,7 +27,7 @@ class OwnershipDirectory {
   using Home = std::function<int(const octree::Key&)>;
 
   // `comm` must outlive the directory.
-  explicit OwnershipDirectory(const Communicator& comm);
+  explicit OwnershipDirectory(const comm::Communicator& comm);
 
   // Local: records that `key` now belongs to `owner` (a rank of the communicator, else
   // std::out_of_range); sent to its home by the next fence().
@@ -53,10 +53,10 @@ class OwnershipDirectory {
   void clear();
 
  private:
-  const Communicator* comm_;
+  const comm::Communicator* comm_;
   int size_;
   std::unordered_map<octree::Key, int> owners_;
   std::vector<std::uint32_t> pending_;  // put records (x[0..2], level, owner) in put order
 };
 
-}  // namespace miniamr::runtime
+}  // namespace miniamr::mesh
