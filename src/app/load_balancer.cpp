@@ -230,8 +230,7 @@ std::vector<std::int64_t> LoadBalancer::curve_weights(const mesh::Domain& domain
 
 LoadBalancer::Outcome LoadBalancer::judged(std::span<const balance::RankSummary> ranks,
                                            std::span<const std::int64_t> weights,
-                                           const runtime::Runtime::CurveView& view,
-                                           double horizon_stages) {
+                                           const mesh::CurveView& view, double horizon_stages) {
   const int me = rt_.comm().rank();
   const std::vector<double> speeds =
       balance::settled_speeds(ranks, speeds_, rule_.noise, rule_.threshold);
@@ -263,8 +262,7 @@ LoadBalancer::Outcome LoadBalancer::replayed(int ts, const mesh::Domain& domain,
   return o;
 }
 
-std::int64_t LoadBalancer::migrate(int ts, mesh::Domain& domain,
-                                   const runtime::Runtime::CurveView& view,
+std::int64_t LoadBalancer::migrate(int ts, mesh::Domain& domain, const mesh::CurveView& view,
                                    std::span<const int> targets, double speed) {
   const auto& comm = rt_.comm();
   const int me = comm.rank();
@@ -274,7 +272,7 @@ std::int64_t LoadBalancer::migrate(int ts, mesh::Domain& domain,
   // Costs travel in model units and come back to seconds on their new rank.
   const double per_task_speed = speed / double(rt_.threads());
   for (double& c : domain.cost) c *= per_task_speed;
-  const std::int64_t sent = rt_.migrate_blocks(domain, [&] {
+  const std::int64_t sent = rt_.mesh().migrate_blocks(domain, [&] {
     std::vector<int> by_block(targets.size());
     for (std::size_t p = 0; p < targets.size(); ++p) by_block[view.order[p]] = targets[p];
     return by_block;
@@ -290,7 +288,7 @@ std::int64_t LoadBalancer::migrate(int ts, mesh::Domain& domain,
   directory_.clear();
   for (std::size_t p = 0; p < targets.size(); ++p)
     if (targets[p] != me) directory_.put(moved_keys[p], targets[p]);
-  directory_.fence([&](const octree::Key& k) { return rt_.owner(k); });
+  directory_.fence([&](const octree::Key& k) { return rt_.mesh().owner(k); });
   std::int64_t misplaced = 0;
   directory_.for_each([&](const octree::Key& k, int owner) {
     if (owner != me || !domain.leaves.find(k).has_value()) ++misplaced;
@@ -310,11 +308,11 @@ std::int64_t LoadBalancer::migrate(int ts, mesh::Domain& domain,
 
 void LoadBalancer::decide(int ts, mesh::Domain& domain, std::span<const std::int64_t> unit_weights,
                           const std::vector<Object>& objects, double delta, double horizon_stages) {
-  runtime::Runtime::CurveView view;
+  mesh::CurveView view;
   std::vector<std::int64_t> weights;
   {
     MINIAMR_TIMED(rt_.timers(), kLoadBalance);
-    view = rt_.curve_view(domain);
+    view = rt_.mesh().curve_view(domain);
     weights = curve_weights(domain, view.order, unit_weights, objects, delta);
   }
   const auto ranks = summaries(std::accumulate(weights.begin(), weights.end(), std::int64_t{0}),

@@ -55,7 +55,7 @@ class LoadBalancer {
   void ran(std::int64_t work, std::int64_t blocks, int stages, double step_seconds);
 
   // Collective, once at the start of refinement step `ts`: the shares (one per rank, as
-  // MeshRuntime::rebalance takes them) to cut the adapted mesh by, or nothing when this
+  // mesh::Mesh::rebalance takes them) to cut the adapted mesh by, or nothing when this
   // balancer does not cut (one rank, --lb none).
   std::optional<std::vector<double>> refinement_shares(int ts);
   // After that step's cuts: the blocks they moved (all ranks).
@@ -92,11 +92,11 @@ class LoadBalancer {
                                           std::span<const std::int64_t> unit_weights,
                                           const std::vector<Object>& objects, double delta) const;
   Outcome judged(std::span<const runtime::balance::RankSummary> ranks,
-                 std::span<const std::int64_t> weights, const runtime::Runtime::CurveView& view,
+                 std::span<const std::int64_t> weights, const mesh::CurveView& view,
                  double horizon_stages);
   Outcome replayed(int ts, const mesh::Domain& domain, std::span<const std::size_t> order) const;
   // Collective: moves the blocks, checks where they arrived; returns the blocks moved (all ranks).
-  std::int64_t migrate(int ts, mesh::Domain& domain, const runtime::Runtime::CurveView& view,
+  std::int64_t migrate(int ts, mesh::Domain& domain, const mesh::CurveView& view,
                        std::span<const int> targets, double speed);
   // Collective when logging: the line of a decision.
   void log_decision(int ts, const mesh::Domain& domain, std::span<const std::size_t> order,

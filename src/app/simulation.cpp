@@ -43,6 +43,7 @@ Simulation::Simulation(const Config& config, runtime::Runtime& runtime, std::FIL
                        runtime::Trace* trace, MemoryBudget budget)
     : config_(config),
       runtime_(runtime),
+      mesh_(runtime.mesh()),
       out_(out),
       trace_(trace),
       budget_(std::move(budget)),
@@ -60,7 +61,7 @@ void Simulation::init_mesh() {
   const auto roots = config_.root_blocks();
   domain_.grid = octree::RootGrid{roots};
   domain_.shape = config_.block_shape();
-  domain_.leaves = octree::LeafSet(runtime_.initial_roots(domain_.grid));
+  domain_.leaves = octree::LeafSet(mesh_.initial_roots(domain_.grid));
   global_blocks_ = domain_.grid.count();
   domain_.blocks.clear();
   all_or_none(runtime_.comm().get(), "making the initial blocks", [&] {
@@ -77,7 +78,7 @@ void Simulation::init_mesh() {
   });
   domain_.cost.assign(domain_.blocks.size(), 0.0);
   stats_.max_blocks_rank = std::int64_t(domain_.blocks.size());
-  runtime_.mesh_changed(domain_);
+  mesh_.changed(domain_);
 
   previous_sums_ = current_checksums();
   stats_.initial_checksums = previous_sums_;
@@ -94,7 +95,7 @@ RunPoint Simulation::restore() {
   stats_ = p.stats;
   stats_.max_blocks_rank = std::int64_t(domain_.blocks.size());
   global_blocks_ = comm.sum(std::int64_t(domain_.blocks.size()));
-  runtime_.mesh_changed(domain_);
+  mesh_.changed(domain_);
   if (config_.plot_freq > 0 && config_.plot_format != "text") {
     field_plot_ = make_field_plot(config_);
     field_plot_->resume(comm, p.timestep);
@@ -229,7 +230,7 @@ void Simulation::apply_plan(const octree::AdaptPlan& plan, std::int64_t peak) {
   std::vector<double> old_cost = std::move(domain_.cost);
   std::vector<stencil::Block> fresh;
   // Splitting and merging involve no other rank, so an allocation failure here can end every
-  // rank cleanly (the next step, mesh_adapted, is collective). A rank whose peak is over its
+  // rank cleanly (the next step, Mesh::adapted, is collective). A rank whose peak is over its
   // limits fails before allocating; the others allocate within theirs, and all then stop.
   all_or_none(runtime_.comm().get(), fmt::format("refining the mesh at timestep {}", timestep_),
               [&] {
@@ -238,7 +239,7 @@ void Simulation::apply_plan(const octree::AdaptPlan& plan, std::int64_t peak) {
               });
   domain_.blocks = std::move(fresh);
   domain_.leaves = octree::LeafSet(plan.keys);
-  runtime_.mesh_adapted(domain_);
+  mesh_.adapted(domain_);
 }
 
 void Simulation::build_blocks(const octree::AdaptPlan& plan, std::vector<stencil::Block>& old,
@@ -284,10 +285,13 @@ bool Simulation::refine_iteration() {
       return object_mark(objects_, k, domain_.grid, R, cells, config_.refine_ghost);
     };
   }
-  step_counts_[0] += runtime_.gather_families(domain_);
+  if (const auto targets = mesh_.family_targets(domain_)) {
+    MINIAMR_TIMED(runtime_.timers(), kLoadBalance);
+    step_counts_[0] += mesh_.migrate_blocks(domain_, *targets);
+  }
   auto marks = octree::initial_marks(domain_.leaves, R, wanted);
   const auto closure =
-      octree::close_marks(domain_.leaves, marks, domain_.grid, runtime_.mailbox(),
+      octree::close_marks(domain_.leaves, marks, domain_.grid, mesh_.mailbox(),
                           octree::closure_rounds(R, /*split_families_may_coarsen=*/false));
   stats_.closure_rounds += closure.rounds;
   step_counts_[1] += closure.changes_sent;
@@ -353,8 +357,8 @@ bool Simulation::balance_before_adapt(const octree::AdaptPlan& plan,
   // Cutting the adapted mesh before it exists means that every rank splits its share (no rank
   // waits for the page faults of another's children), that parents travel instead of their
   // children, and that the balance after the step finds the partition already cut.
-  step_counts_[2] +=
-      runtime_.rebalance_for_adapt(domain_, plan, adapted, marks, *cut_shares_, along);
+  MINIAMR_TIMED(runtime_.timers(), kLoadBalance);
+  step_counts_[2] += mesh_.rebalance_for_adapt(domain_, plan, adapted, marks, *cut_shares_, along);
   return true;
 }
 
@@ -513,7 +517,11 @@ void Simulation::maybe_rebalance(bool report, std::optional<sfc::LoadSpread> kno
   };
   line("before", loads);
   const double t0 = trace_ != nullptr ? trace_->now_us() : 0.0;
-  const std::int64_t sent = runtime_.rebalance(domain_, cut_weights(), *cut_shares_);
+  std::int64_t sent = 0;
+  {
+    MINIAMR_TIMED(runtime_.timers(), kLoadBalance);
+    sent = mesh_.rebalance(domain_, cut_weights(), *cut_shares_);
+  }
   trace_event("rebalance", t0, timestep_);
   stats_.blocks_moved_lb += runtime_.comm().sum(sent);
   ++stats_.load_balances;
@@ -524,7 +532,7 @@ void Simulation::maybe_rebalance(bool report, std::optional<sfc::LoadSpread> kno
 void Simulation::print_comm_partners() const {
   // Fifteen reductions per refinement step, only for these lines.
   if (!verbose_run()) return;
-  const runtime::CommPartners mine = runtime_.comm_partners();
+  const mesh::CommPartners mine = mesh_.comm_partners();
   const std::array<double, 5> values{double(mine.axis[0]), double(mine.axis[1]),
                                      double(mine.axis[2]), double(mine.total), double(mine.unique)};
   std::array<comm::Spread, 5> spreads;

@@ -142,6 +142,7 @@ class Simulation {
 
   Config config_;
   runtime::Runtime& runtime_;
+  mesh::Mesh& mesh_;  // the runtime's
   std::FILE* out_;
   runtime::Trace* trace_;
   MemoryBudget budget_;

@@ -1,7 +1,14 @@
 #include "runtime/mapper.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <string>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "runtime/clock.hpp"
 #include "runtime/trace.hpp"
@@ -36,12 +43,86 @@ std::vector<stencil::VarRange> lane_groups(const StageWork& work, stencil::VarRa
 
 }  // namespace
 
-Mapper::Mapper(MPI_Comm parent, RuntimeOptions options) : MeshRuntime(parent, options) {}
+Mapper::Mapper(MPI_Comm parent, RuntimeOptions options)
+    : mesh_(parent, options.ownership),
+      options_(options),
+      kernels_(options.kernels, options.isa, options.compute_model),
+      slowdown_(options.slow_factor, options.noise,
+                0x736c6f77ull + std::uint64_t(mesh_.comm().rank())) {}
 
-void Mapper::plans_changed(const mesh::Domain&) {
-  // Built when the next stages run: a refinement step changes the mesh several times (each
-  // iteration, family gathering, rebalancing) before any stage needs a schedule.
+int thread_count() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+int thread_index() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+int Mapper::threads() const {
+  return options_.threads > 0 ? options_.threads : thread_count();
+}
+
+int Mapper::chunk_vars(const mesh::Domain& domain, const StageWork& first) const {
+  const int nv = first.vars.count();
+  // The variable-work kernels mix variables, so every stage needs all of them. Modelled sweeps
+  // have no cache to keep a chunk in, and would only multiply the simulated messages.
+  if (first.stencil == 0 || kernels_.modelled()) return nv;
+  if (options_.chunk_vars > 0) return std::min(nv, options_.chunk_vars);
+  // The rank's threads share its blocks, and each brings its core's cache: a chunk of
+  // kCacheChunkBytes per thread keeps a thread's part of it in its cache as a rank's would be,
+  // and gives each thread as much work between two of the team's synchronisations.
+  // Every rank must choose the same chunks (they shape the messages): the fullest rank's bytes
+  // per variable and the fewest threads, in one reduction (the maximum of minus the threads).
+  std::array<std::int64_t, 2> most{
+      std::int64_t(domain.blocks.size() * domain.shape.var_stride() * sizeof(double)),
+      -std::int64_t(std::max(threads(), 1))};
+  const comm::Communicator& comm = mesh_.comm();
+  comm.note(1);
+  MPI_Allreduce(MPI_IN_PLACE, most.data(), 2, MPI_INT64_T, MPI_MAX, comm.get());
+  const std::int64_t per_var = most[0], budget = kCacheChunkBytes * -most[1];
+  return int(std::clamp<std::int64_t>(budget / std::max<std::int64_t>(per_var, 1), 1, nv));
+}
+
+void Mapper::follow_mesh(const mesh::Domain& domain) {
+  // A refinement step changes the mesh several times (each iteration, family gathering,
+  // rebalancing) before any stage needs a graph, so graphs and schedules are made when stages
+  // next run.
+  if (generation_ == mesh_.generation()) return;
+  generation_ = mesh_.generation();
+  for (auto& g : graphs_) g.reset();
   for (auto& s : schedules_) s.reset();
+  kernels_.set_working_set(domain);
+}
+
+const StageGraph& Mapper::graph(const mesh::Domain& domain, bool edges) {
+  follow_mesh(domain);
+  auto& g = graphs_[edges ? 1 : 0];
+  if (!g) g = build_stage_graph(mesh_.plan(), domain.shape, domain.blocks.size(), edges);
+  return *g;
+}
+
+std::string Mapper::graph_dot(const mesh::Domain& domain, bool edges, int stages) {
+  const std::string mine =
+      stage_graph_dot(graph(domain, edges), domain.leaves, mesh_.comm().rank(), stages);
+  // Gathered as bytes: every rank's cluster in rank order on rank 0.
+  int n = int(mine.size());
+  std::vector<int> counts(mesh_.comm().is_root() ? std::size_t(mesh_.comm().size()) : 0);
+  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, mesh_.comm().get());
+  std::vector<int> displs(counts.size(), 0);
+  for (std::size_t r = 1; r < counts.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
+  std::string all(counts.empty() ? 0 : std::size_t(displs.back() + counts.back()), ' ');
+  MPI_Gatherv(mine.data(), n, MPI_CHAR, all.data(), counts.data(), displs.data(), MPI_CHAR, 0,
+              mesh_.comm().get());
+  if (!mesh_.comm().is_root()) return {};
+  return "digraph stage_graph {\n  rankdir=LR;\n  node [fontsize=10];\n" + all + "}\n";
 }
 
 const Schedule* Mapper::schedule(bool edges) const {
@@ -102,7 +183,7 @@ std::vector<std::vector<double>> Mapper::run_uniform(mesh::Domain& domain,
   double copies = 0;  // seconds copying variables in and out of compact storage
   run_chunks(domain, stages, g, cached->schedule, chunk, copies);
   const auto reduce0 = Clock::now();
-  auto totals = sums_.finish(comm_);
+  auto totals = sums_.finish(mesh_.comm());
   const double reducing = seconds_since(reduce0);
 
   // Accounting: compute is the workers' mean time in unit steps (their fills, sweeps and packs)
@@ -156,7 +237,7 @@ void Mapper::run_chunks(mesh::Domain& domain, std::span<const StageWork> stages,
         {domain, graph, schedule, stages, kernels_, slowdown_, trace_, halo_, sums_, buffers_,
          compact ? &compact_ : nullptr, &ghost_layers_, scratch_, meter_, options_.sweep_vars},
         std::move(lanes), part.v1 == all.v1);
-    run.begin(comm_.get(), options_.blocking_send);
+    run.begin(mesh_.comm().get(), options_.blocking_send);
     for (std::size_t g = 0; g < run.lanes().groups.size(); ++g) run.prime(g);
     run_chunk(run);
     {

@@ -6,7 +6,9 @@
 // kernels run (stencil/compact_stencil.hpp); the checksum reductions, cost records and
 // accounting are the same. A mapper says how the blocks are cut into units (policy) and how a
 // chunk's unit steps run on its workers (run_chunk): the static one in order, phase by phase;
-// the dynamic one as their inputs become ready.
+// the dynamic one as their inputs become ready. A mapper holds the mesh whose stages it runs
+// (mesh/mesh.hpp: ownership, plans, migration, driven by the app between batches) and remakes its
+// stage graphs and schedules when the mesh's generation moves on.
 #pragma once
 
 #include <array>
@@ -16,14 +18,72 @@
 #include <span>
 #include <vector>
 
-#include "runtime/mesh_runtime.hpp"
+#include "mesh/mesh.hpp"
+#include "runtime/runtime.hpp"
 #include "runtime/schedule.hpp"
 #include "runtime/schedule_kit.hpp"
+#include "runtime/slowdown.hpp"
+#include "runtime/stage_graph.hpp"
+#include "sfc/curve.hpp"
+#include "stencil/kernel_set.hpp"
 
 namespace miniamr::runtime {
 
-class Mapper : public MeshRuntime {
+// OpenMP threads of this rank (1 without OpenMP) and the calling thread's index.
+int thread_count();
+int thread_index();
+
+struct RuntimeOptions {
+  bool blocking_send = false;  // MPI_Send instead of MPI_Isend (static; receives posted first)
+  sfc::Curve ownership = sfc::Curve::kMorton;  // the curve whose ranges ranks own
+  KernelBackend kernels = KernelBackend::kNative;
+  stencil::Isa isa = stencil::Isa::kBaseline;  // of the native kernels; must be supported
+  int threads = 0;  // worker threads per rank (0: OpenMP's current count)
+  // Static, face-only stencils: variables filled and swept per pass over the blocks. One keeps
+  // a variable of a block in L1 from its ghost fills to its sweep, but every block then starts
+  // a new short memory stream per variable; a few contiguous variables per pass let the
+  // hardware prefetcher run (4 to 16 measured 25-35% faster than 1 on 8^3 blocks, 40 variables).
+  int sweep_vars = 4;
+  // Variables kept together for the cache (0: as many as fit kCacheChunkBytes per thread on the
+  // fullest rank).
+  // The static runtime takes each chunk through every stage of a batch before the next
+  // (num_vars: stage by stage, the reference's order); the dynamic one gives each chunk a task
+  // graph of its own, which can run stages ahead of the others. A variable's stages run in the
+  // same order either way, so values are bitwise the same, but a chunk that stays in cache is
+  // not streamed from memory at every stage; the price is a message per neighbour rank, comm
+  // group and chunk in each stage.
+  int chunk_vars = 0;
+  // Dynamic: non-zero picks ready tasks in a random order drawn from this seed (testing).
+  std::uint64_t order_seed = 0;
+  // Emulated heterogeneity: this rank's work takes slow_factor times as long, plus noise.
+  double slow_factor = 1.0;
+  double noise = 0.0;
+  // --compute model: the sweeps' calibrated cost instead of the kernels.
+  std::optional<ComputeModel> compute_model;
+};
+using StaticOptions = RuntimeOptions;
+
+// Storage of one chunk of variables on a rank in the automatic choice: about a core's L2.
+// Measured on 2 ranks (static, 2-core Zen 4 with 1 MiB L2): the two-sphere deck (12 MB per
+// variable) and the expanding sphere (0.3 MB) ran 1.3-1.6x faster in chunks of 1 to 4 variables
+// than all 40 at once; in the dynamic runtime one-variable graphs more than halved the waiting
+// on the two-sphere deck but cost 13% on the expanding sphere against its two-variable groups.
+inline constexpr std::int64_t kCacheChunkBytes = std::int64_t(1) << 20;
+
+class Mapper : public Runtime {
  public:
+  mesh::Mesh& mesh() final { return mesh_; }
+  const mesh::Mesh& mesh() const final { return mesh_; }
+  Timers& timers() final { return timers_; }
+  std::string graph_dot(const mesh::Domain& domain, bool edges, int stages) final;
+  const StageKernels& kernels() const final { return kernels_; }
+  void set_trace(Trace* trace) final { trace_ = trace; }
+  int threads() const final;
+
+  // Variables per cache chunk for stages like `first` (RuntimeOptions::chunk_vars). Collective:
+  // every rank gets the same count, as their messages must match.
+  int chunk_vars(const mesh::Domain& domain, const StageWork& first) const;
+
   std::vector<std::vector<double>> run_stages(mesh::Domain& domain,
                                               std::span<const StageWork> stages) final;
 
@@ -44,7 +104,6 @@ class Mapper : public MeshRuntime {
   // Runs body(i) for every i in [0, n) on the mapper's workers.
   virtual void for_each(std::size_t n, const std::function<void(std::size_t)>& body) = 0;
 
-  void plans_changed(const mesh::Domain& domain) override;
   // Seconds of one block's stage (every variable), as measured so far (0: not yet).
   double block_seconds() const { return block_seconds_; }
   // With the MPI token: drives the messages and the reductions of `run`; arrivals go to
@@ -52,13 +111,25 @@ class Mapper : public MeshRuntime {
   template <class Arrived>
   bool drive(ChunkRun& run, bool idle, int worker, Arrived&& arrived) {
     const bool messages = run.halo().progress(idle, worker, arrived);
-    return run.sums().progress(comm_) || messages;
+    return run.sums().progress(mesh_.comm()) || messages;
   }
   // Something useful to do while waiting: map storage for the next refinement
   // (stencil/block_pool.hpp). Only one thread may call it at a time.
   bool map_ahead(mesh::Domain& domain);
 
+  // The stage graph of the current mesh, for face-only (edges = false) or edge-reading stencils.
+  const StageGraph& graph(const mesh::Domain& domain, bool edges);
+
+  mesh::Mesh mesh_;
+  RuntimeOptions options_;
+  Timers timers_;
+  StageKernels kernels_;
+  Slowdown slowdown_;
+  Trace* trace_ = nullptr;
+
  private:
+  // Forgets the graphs and schedules of an older mesh (mesh::Mesh::generation).
+  void follow_mesh(const mesh::Domain& domain);
   std::vector<std::vector<double>> run_uniform(mesh::Domain& domain,
                                                std::span<const StageWork> stages);
   void run_chunks(mesh::Domain& domain, std::span<const StageWork> stages, const StageGraph& graph,
@@ -68,7 +139,9 @@ class Mapper : public MeshRuntime {
     SchedulePolicy policy;
     Schedule schedule;
   };
-  std::array<std::optional<Cached>, 2> schedules_;  // face-only, edge-reading
+  std::uint64_t generation_ = 0;  // of the mesh the graphs and schedules below were made for
+  std::array<std::optional<StageGraph>, 2> graphs_;  // face-only, edge-reading; made when needed
+  std::array<std::optional<Cached>, 2> schedules_;   // face-only, edge-reading
   FaceBuffers buffers_;
   HaloExchange halo_;
   StageSums sums_;

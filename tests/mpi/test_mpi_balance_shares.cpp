@@ -1,4 +1,4 @@
-// MeshRuntime::rebalance with per-rank shares on 1..4 ranks (the dynamic balancer's cut at a
+// mesh::Mesh::rebalance with per-rank shares on 1..4 ranks (the dynamic balancer's cut at a
 // refinement step): the blocks end where the whole curve cut into those shares puts them, each
 // complete family with the rank holding most of it, in contiguous ranges along the curve.
 #include "runtime_fixtures.hpp"
@@ -23,7 +23,7 @@ TEST(RebalanceWithShares, MatchesTheWholeCurveCutIntoTheShares) {
       const std::vector<Key> keys = random_mesh(grid, 2, 50, 1500 + seed);
       const auto before = cut_whole(keys, space, random_weights(keys.size(), 3, 1600 + seed), P);
       Domain d = make_domain(grid, BlockShape{2, 2, 2, 1}, share(keys, before, me));
-      rt.mesh_changed(d);
+      rt.mesh().changed(d);
 
       // The oracle: the whole curve cut at the shares' bounds, then every complete family that
       // was on one rank sent where its fifth leaf along the curve (its middle) goes.
@@ -33,7 +33,7 @@ TEST(RebalanceWithShares, MatchesTheWholeCurveCutIntoTheShares) {
 
       std::vector<std::int64_t> local_weights;
       for (const Key& k : d.leaves.keys()) local_weights.push_back(weights[index_of(keys, k)]);
-      rt.rebalance(d, local_weights, shares);
+      rt.mesh().rebalance(d, local_weights, shares);
       const std::string holdings = check_holdings(d, share(keys, expected, me));
       EXPECT_TRUE(all_ranks(holdings.empty(), what + ": " + holdings)) << what;
       EXPECT_EQ(partition_problems(allgather_keys(d.leaves.keys()), keys, space), "") << what;

@@ -61,7 +61,7 @@ ClosureOutcome check_distributed_closure(const RootGrid& grid, sfc::Curve curve,
   // Tiny blocks: the closure looks at keys only.
   Domain d = make_domain(grid, BlockShape{2, 2, 2, 1}, share(keys, targets, me));
   runtime::StaticRuntime rt(MPI_COMM_WORLD, options(curve));
-  rt.mesh_changed(d);
+  rt.mesh().changed(d);
   std::vector<std::int8_t> mine, expected;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     if (targets[i] != me) continue;
@@ -74,7 +74,7 @@ ClosureOutcome check_distributed_closure(const RootGrid& grid, sfc::Curve curve,
   for (const Key& k : keys) finest = std::max(finest, int(k.level));
   // Initial marks of the whole mesh: families split between ranks may coarsen.
   const int rounds = octree::closure_rounds(finest, true);
-  out.rounds = octree::close_marks(d.leaves, mine, grid, rt.mailbox(), rounds).rounds;
+  out.rounds = octree::close_marks(d.leaves, mine, grid, rt.mesh().mailbox(), rounds).rounds;
   if (world_size() > 1) {
     EXPECT_EQ(out.rounds, rounds) << what;
   }
@@ -207,8 +207,8 @@ TEST(Consensus, MarksGoOnlyToRanksWithLeavesAlongTheFacesOrInTheFamily) {
     }
     Domain d = make_domain(grid, BlockShape{2, 2, 2, 1}, share(keys, targets, me));
     runtime::StaticRuntime rt(MPI_COMM_WORLD, options(curve));
-    rt.mesh_changed(d);
-    const auto peers = dynamic_cast<mesh::MpiMailbox&>(rt.mailbox()).peers();
+    rt.mesh().changed(d);
+    const auto peers = dynamic_cast<mesh::MpiMailbox&>(rt.mesh().mailbox()).peers();
     const std::vector<int> want(expected.begin(), expected.end());
     EXPECT_EQ(peers, want) << curve_name(curve) << " on rank " << me;
     if (P >= 3) {

@@ -59,16 +59,16 @@ TEST(Halo, AdaptiveMeshMatchesOneRank) {
       const std::string how = curve_name(curve) + (blocking ? " blocking" : " non-blocking") +
                               (v.threads > 0 ? " 2 threads" : "");
       // The distributed runtime runs with the variant's threads throughout (its plans are
-      // built for the thread count of mesh_changed); the reference with one.
+      // built for the thread count of the mesh's last change); the reference with one.
       const ThreadScope threads(v.threads);
       Domain d = make_domain(grid, shape, share(keys, targets, me));
       Domain whole = make_domain(grid, shape, keys);
       runtime::StaticRuntime rt(MPI_COMM_WORLD, options(curve, blocking));
       runtime::StaticRuntime ref(MPI_COMM_SELF, options(curve));
-      rt.mesh_changed(d);
+      rt.mesh().changed(d);
       {
         const ThreadScope one(1);
-        ref.mesh_changed(whole);
+        ref.mesh().changed(whole);
       }
       // With P > 1 every kind of face crosses ranks, so every kind of message is tested.
       if (P > 1) {
@@ -98,7 +98,7 @@ TEST(Halo, AdaptiveMeshMatchesOneRank) {
         run(7, {0, 1}, 0, false);
         run(7, {1, 4}, 0, true);
         // Blocks move in the middle of the run: the ghosts must follow the new partition.
-        rt.rebalance(d, random_weights(d.leaves.size(), 5, 79 + std::uint64_t(me)));
+        rt.mesh().rebalance(d, random_weights(d.leaves.size(), 5, 79 + std::uint64_t(me)));
         run(7, {0, 4}, 0, true);
       }
       // The variable kernels exchange per axis with edges, here across level changes: the line
@@ -123,8 +123,8 @@ TEST(Halo, Stencil27OnUniformMeshMatchesOneRank) {
       Domain whole = make_domain(grid, shape, keys);
       runtime::StaticRuntime rt(MPI_COMM_WORLD, options(curve, blocking));
       runtime::StaticRuntime ref(MPI_COMM_SELF, options(curve));
-      rt.mesh_changed(d);
-      ref.mesh_changed(whole);
+      rt.mesh().changed(d);
+      ref.mesh().changed(whole);
       runtime::StageWork work;
       work.stencil = 27;
       work.num_vars = 2;
@@ -178,8 +178,8 @@ TEST(Threads, MoreThreadsAfterMeshChangedGiveTheSameBits) {
   runtime::StaticRuntime rt(MPI_COMM_WORLD), ref(MPI_COMM_SELF);
   {
     const ThreadScope one(1);
-    rt.mesh_changed(d);
-    ref.mesh_changed(whole);
+    rt.mesh().changed(d);
+    ref.mesh().changed(whole);
   }
   runtime::StageWork work;
   work.num_vars = 1;
@@ -273,10 +273,10 @@ TYPED_TEST(Conformance, BatchesOfStagesOnAnAdaptiveMeshMatchOneRank) {
     const ThreadScope threads(TypeParam::kThreads);
     auto rt = TestFixture::make(curve);
     runtime::StaticRuntime ref(MPI_COMM_SELF, options(curve));
-    rt->mesh_changed(d);
+    rt->mesh().changed(d);
     {
       const ThreadScope one(1);
-      ref.mesh_changed(whole);
+      ref.mesh().changed(whole);
     }
     const std::string how = curve_name(curve) + " " + rt->name();
     // 7-point in comm groups of 1 and 3 variables (the dynamic mapper's independent graphs),
@@ -286,7 +286,7 @@ TYPED_TEST(Conformance, BatchesOfStagesOnAnAdaptiveMeshMatchOneRank) {
     batch_and_compare(*rt, d, ref, whole, stage_batch(27, 4, 2, 3, &coeffs), how + " 27-point");
     batch_and_compare(*rt, d, ref, whole, stage_batch(0, 4, 0, 7, &coeffs), how + " variable");
     // Blocks move between two batches: the graph must follow the new partition.
-    rt->rebalance(d, random_weights(d.leaves.size(), 5, 179 + std::uint64_t(me)));
+    rt->mesh().rebalance(d, random_weights(d.leaves.size(), 5, 179 + std::uint64_t(me)));
     batch_and_compare(*rt, d, ref, whole, stage_batch(7, 4, 2, 3, &coeffs), how + " moved");
     // Every block has a cost record of its measured time.
     // Every block has a cost record of its measured time (both mappers keep them).
@@ -309,10 +309,10 @@ TYPED_TEST(Conformance, EmptyRanksAndBlocksThatNeedNoMessage) {
     const ThreadScope threads(TypeParam::kThreads);
     auto rt = TestFixture::make(sfc::Curve::kMorton);
     runtime::StaticRuntime ref(MPI_COMM_SELF, options(sfc::Curve::kMorton));
-    rt->mesh_changed(d);
+    rt->mesh().changed(d);
     {
       const ThreadScope one(1);
-      ref.mesh_changed(whole);
+      ref.mesh().changed(whole);
     }
     batch_and_compare(*rt, d, ref, whole, stage_batch(7, 2, 1, 6, nullptr),
                       std::string(skewed ? "skewed " : "even ") + rt->name());
@@ -331,7 +331,7 @@ TYPED_TEST(Conformance, StepSecondsAreTheBlocksTimesWithinCompute) {
   Domain d = make_domain(grid, shape, share(keys, targets, me));
   const ThreadScope threads(TypeParam::kThreads);
   auto rt = TestFixture::make(sfc::Curve::kMorton);
-  rt->mesh_changed(d);
+  rt->mesh().changed(d);
   d.cost.clear();  // no records yet: the batch's are its own seconds
   const auto stages = stage_batch(7, 4, 2, 6, nullptr);
   rt->run_stages(d, stages);
@@ -355,7 +355,7 @@ TYPED_TEST(Conformance, KernelsReportTheBackEndThatRan) {
   Domain d = make_domain(grid, shape, share(keys, targets, me));
   const ThreadScope threads(TypeParam::kThreads);
   auto rt = TestFixture::make(sfc::Curve::kMorton);
-  rt->mesh_changed(d);
+  rt->mesh().changed(d);
   rt->run_stages(d, stage_batch(7, 2, 0, 2, nullptr));
   const runtime::KernelCalls calls = rt->kernels().calls();
   EXPECT_EQ(world_sum(calls.native), world_sum(std::int64_t(d.blocks.size())) * 2 * 2);
@@ -395,10 +395,10 @@ void compact_sweeps_match_the_padded_kernels(int threads) {
     Mapper rt(MPI_COMM_WORLD, o);
     o.isa = stencil::Isa::kAvx2;
     runtime::StaticRuntime ref(MPI_COMM_SELF, o);
-    rt.mesh_changed(d);
+    rt.mesh().changed(d);
     {
       const ThreadScope one(1);
-      ref.mesh_changed(whole);
+      ref.mesh().changed(whole);
     }
     const std::string how = rt.name() + " threads " + std::to_string(threads) + " sweep_vars " +
                             std::to_string(sweep_vars) + " chunk_vars " +
@@ -448,10 +448,10 @@ TEST(DynamicUnits, OnePerPartOrSeveralPerWorkerWithTheSameBits) {
   Domain whole = make_domain(grid, shape, keys);
   runtime::DynamicRuntime rt(MPI_COMM_WORLD, options(sfc::Curve::kMorton));
   runtime::StaticRuntime ref(MPI_COMM_SELF, options(sfc::Curve::kMorton));
-  rt.mesh_changed(d);
+  rt.mesh().changed(d);
   {
     const ThreadScope one(1);
-    ref.mesh_changed(whole);
+    ref.mesh().changed(whole);
   }
   const auto batch = stage_batch(7, 1, 0, 4, nullptr);
   for (const int threads : {1, 2}) {
@@ -488,7 +488,7 @@ TEST(Mappers, OrderAndUnitsOfTheSchedule) {
     runtime::DynamicRuntime dy(MPI_COMM_WORLD, options(sfc::Curve::kMorton));
     for (runtime::Mapper* m :
          {static_cast<runtime::Mapper*>(&st), static_cast<runtime::Mapper*>(&dy)}) {
-      m->mesh_changed(d);
+      m->mesh().changed(d);
       m->run_stages(d, batch);
       const runtime::Schedule& s = *m->schedule(false);
       const bool interior_first = m->name() == "static";

@@ -196,12 +196,12 @@ void check_gather(const RootGrid& grid, sfc::Curve curve, const std::vector<Key>
   Domain d = make_domain(grid, BlockShape{2, 2, 2, 1},
                          share(keys, targets_from_bounds(keys, space, bounds), world_rank()));
   runtime::StaticRuntime rt(MPI_COMM_WORLD, options(curve));
-  rt.mesh_changed(d);
-  rt.gather_families(d);
+  rt.mesh().changed(d);
+  rt.mesh().gather_families(d);
   check_gathered(d, keys, space, what + " (first gather)");
 
   const std::vector<Key> before = keys_of(d);
-  rt.gather_families(d);
+  rt.mesh().gather_families(d);
   check_gathered(d, keys, space, what + " (second gather)");
   Problems p;
   for (const Key& k : before)
@@ -265,10 +265,11 @@ TEST(GatherFamilies, CompleteFamilySplitOverRanksEndsWhole) {
       Domain d = make_domain(grid, BlockShape{2, 2, 2, 1},
                              share(keys, targets_from_bounds(keys, space, b), world_rank()));
       runtime::StaticRuntime rt(MPI_COMM_WORLD, options(curve));
-      rt.mesh_changed(d);
-      EXPECT_EQ(world_sum(rt.gather_families(d)), 5) << curve_name(curve);
+      rt.mesh().changed(d);
+      EXPECT_EQ(world_sum(rt.mesh().gather_families(d)), 5) << curve_name(curve);
       auto marks = octree::initial_marks(d.leaves, 3, [](const Key&) { return -1; });
-      octree::close_marks(d.leaves, marks, grid, rt.mailbox(), octree::closure_rounds(3, false));
+      octree::close_marks(d.leaves, marks, grid, rt.mesh().mailbox(),
+                          octree::closure_rounds(3, false));
       EXPECT_EQ(world_sum(octree::plan_adapt(d.leaves, marks).merges), 1) << curve_name(curve);
     }
   }
@@ -311,16 +312,16 @@ TEST(EmptyRanks, TwoRootsAdvanceRefineAndRebalance) {
   for (const sfc::Curve curve : kCurves) {
     const std::string name = curve_name(curve);
     runtime::StaticRuntime rt(MPI_COMM_WORLD, options(curve)), ref(MPI_COMM_SELF, options(curve));
-    Domain d = make_domain(grid, shape, rt.initial_roots(grid));
-    Domain whole = make_domain(grid, shape, ref.initial_roots(grid));
+    Domain d = make_domain(grid, shape, rt.mesh().initial_roots(grid));
+    Domain whole = make_domain(grid, shape, ref.mesh().initial_roots(grid));
     ASSERT_EQ(whole.leaves.size(), 2u);
     EXPECT_EQ(
         partition_problems(allgather_keys(d.leaves.keys()), keys_of(whole), space_of(curve, grid)),
         "")
         << name;
     EXPECT_EQ(world_sum(d.leaves.empty() ? 1 : 0), std::max(0, P - 2)) << name;
-    rt.mesh_changed(d);
-    ref.mesh_changed(whole);
+    rt.mesh().changed(d);
+    ref.mesh().changed(whole);
     EXPECT_TRUE(same_bits(checksums(d, MPI_COMM_WORLD), checksums(whole, MPI_COMM_SELF))) << name;
 
     runtime::StageWork work;
@@ -330,15 +331,15 @@ TEST(EmptyRanks, TwoRootsAdvanceRefineAndRebalance) {
     work.checksum = true;
     for (int s = 0; s < 2; ++s)
       stage_and_compare(rt, d, ref, whole, work, name + " roots stage " + std::to_string(s));
-    EXPECT_EQ(world_sum(rt.gather_families(d)), 0) << name;
+    EXPECT_EQ(world_sum(rt.mesh().gather_families(d)), 0) << name;
 
     // Refine everything (the closure runs through the mailbox with empty ranks), split the data.
     auto refine = [](runtime::StaticRuntime& r, Domain& dom) {
       auto marks = octree::initial_marks(dom.leaves, 1, [](const Key&) { return 1; });
-      octree::close_marks(dom.leaves, marks, dom.grid, r.mailbox(),
+      octree::close_marks(dom.leaves, marks, dom.grid, r.mesh().mailbox(),
                           octree::closure_rounds(1, false));
       apply_plan(dom, octree::plan_adapt(dom.leaves, marks));
-      r.mesh_changed(dom);
+      r.mesh().changed(dom);
     };
     refine(rt, d);
     refine(ref, whole);
@@ -346,7 +347,7 @@ TEST(EmptyRanks, TwoRootsAdvanceRefineAndRebalance) {
     stage_and_compare(rt, d, ref, whole, work, name + " refined stage");
 
     // Rebalance by block count: families stay together, so with P > 2 ranks stay empty.
-    rt.rebalance(d, std::vector<std::int64_t>(d.leaves.size(), 1));
+    rt.mesh().rebalance(d, std::vector<std::int64_t>(d.leaves.size(), 1));
     const auto space = space_of(curve, grid);
     EXPECT_EQ(partition_problems(allgather_keys(d.leaves.keys()), keys_of(whole), space), "")
         << name;
@@ -360,7 +361,7 @@ TEST(EmptyRanks, TwoRootsAdvanceRefineAndRebalance) {
     std::vector<std::int64_t> w(d.leaves.size(), 0);
     for (std::size_t i = 0; i < w.size(); ++i)
       if (d.leaves[i] == last) w[i] = 1;
-    rt.rebalance(d, w);
+    rt.mesh().rebalance(d, w);
     EXPECT_TRUE(all_ranks(d.leaves.size() == (world_rank() == 0 ? 16u : 0u), "not all on rank 0"))
         << name;
     stage_and_compare(rt, d, ref, whole, work, name + " after a skewed rebalance");
@@ -375,7 +376,7 @@ TEST(Rebalance, MatchesTheGlobalCutWithFamiliesKeptTogether) {
     const auto space = space_of(curve, grid);
     runtime::StaticRuntime rt(MPI_COMM_WORLD, options(curve));
     // The initial roots: contiguous along the curve, in equal shares.
-    const auto roots = rt.initial_roots(grid);
+    const auto roots = rt.mesh().initial_roots(grid);
     EXPECT_EQ(partition_problems(allgather_keys(roots), octree::root_leaves(grid), space), "")
         << curve_name(curve);
     EXPECT_TRUE(all_ranks(std::int64_t(roots.size()) * P >= grid.count() - P &&
@@ -388,7 +389,7 @@ TEST(Rebalance, MatchesTheGlobalCutWithFamiliesKeptTogether) {
       const std::vector<Key> keys = random_mesh(grid, 2, 50, 500 + seed);
       const auto before = cut_whole(keys, space, random_weights(keys.size(), 3, 600 + seed), P);
       Domain d = make_domain(grid, BlockShape{2, 2, 2, 1}, share(keys, before, me));
-      rt.mesh_changed(d);
+      rt.mesh().changed(d);
 
       // The oracle: the whole curve cut by the weights, then every complete family that was on
       // one rank sent where its first leaf along the curve goes.
@@ -402,7 +403,7 @@ TEST(Rebalance, MatchesTheGlobalCutWithFamiliesKeptTogether) {
         local_weights.push_back(weights[index_of(keys, k)]);
         if (expected[index_of(keys, k)] != me) ++leaving;
       }
-      const std::int64_t sent = rt.rebalance(d, local_weights);
+      const std::int64_t sent = rt.mesh().rebalance(d, local_weights);
       EXPECT_TRUE(all_ranks(sent == leaving, what + ": sent " + std::to_string(sent) +
                                                  " blocks, expected " + std::to_string(leaving)))
           << what;
@@ -434,8 +435,8 @@ TEST(MeshAdapted, KeepsThePartitionUnlessBlocksMoved) {
     const auto before = cut_whole(keys, space, random_weights(keys.size(), 4, 77), world_size());
     Domain d = make_domain(grid, shape, share(keys, before, me));
     Domain whole = make_domain(grid, shape, keys);
-    rt.mesh_changed(d);
-    ref.mesh_changed(whole);
+    rt.mesh().changed(d);
+    ref.mesh().changed(whole);
     // Refines a quarter of the leaves (by key, so alike wherever a leaf is).
     const auto refine_some = [](const Domain& dom, std::uint64_t seed) {
       std::vector<std::int8_t> marks;
@@ -444,19 +445,19 @@ TEST(MeshAdapted, KeepsThePartitionUnlessBlocksMoved) {
                                                                   : octree::kStay);
       return marks;
     };
-    // Collectives of mesh_adapted, and whether its owners are a fresh exchange's.
+    // Collectives of Mesh::adapted, and whether its owners are a fresh exchange's.
     const auto adapted = [&](const std::string& what) {
       const auto t0 = rt.comm().traffic();
-      rt.mesh_adapted(d);
+      rt.mesh().adapted(d);
       const std::int64_t used = (rt.comm().traffic() - t0).collectives;
       runtime::StaticRuntime fresh(MPI_COMM_WORLD, options(curve));
       Domain same = make_domain(grid, shape, keys_of(d));
       const auto t1 = fresh.comm().traffic();
-      fresh.mesh_changed(same);
+      fresh.mesh().changed(same);
       const std::int64_t full = (fresh.comm().traffic() - t1).collectives;
       bool owners = true;
       for (const auto& part : allgather_keys(d.leaves.keys()))
-        for (const Key& k : part) owners = owners && rt.owner(k) == fresh.owner(k);
+        for (const Key& k : part) owners = owners && rt.mesh().owner(k) == fresh.mesh().owner(k);
       EXPECT_TRUE(all_ranks(owners, what + ": an owner differs from a fresh exchange's")) << what;
       return std::pair(used, full);
     };
@@ -467,19 +468,19 @@ TEST(MeshAdapted, KeepsThePartitionUnlessBlocksMoved) {
       apply_plan(*dom, octree::plan_adapt(dom->leaves, marks));
     }
     const auto [kept, full] = adapted(name + " adapted in place");
-    ref.mesh_adapted(whole);
+    ref.mesh().adapted(whole);
     EXPECT_EQ(kept, full - 1) << name << ": the partition was exchanged again";
     stage_and_compare(rt, d, ref, whole, work, name + " adapted in place");
 
     // Blocks moved before the adaptation: the partition is found again.
     std::vector<std::int8_t> marks = refine_some(d, 6);
     octree::AdaptPlan plan = octree::plan_adapt(d.leaves, marks);
-    const std::int64_t sent = rt.rebalance_for_adapt(
+    const std::int64_t sent = rt.mesh().rebalance_for_adapt(
         d, plan, random_weights(plan.keys.size(), 9, 31 + std::uint64_t(me)), marks);
     apply_plan(d, octree::plan_adapt(d.leaves, marks));
     apply_plan(whole, octree::plan_adapt(whole.leaves, refine_some(whole, 6)));
     const auto [after_move, full_after] = adapted(name + " adapted after a move");
-    ref.mesh_adapted(whole);
+    ref.mesh().adapted(whole);
     if (world_sum(sent) > 0) {
       EXPECT_EQ(after_move, full_after) << name << ": a moved partition was kept";
     }
@@ -517,7 +518,7 @@ TEST(Rebalance, BeforeAdaptLeavesNothingForTheBalanceAfter) {
         return key_hash(k, 31 + seed) % 4 == 0 ? octree::kRefine : octree::kStay;
       };
       Domain d = make_domain(grid, shape, share(keys, before, me));
-      rt.mesh_changed(d);
+      rt.mesh().changed(d);
       std::vector<std::int8_t> marks;
       for (const Key& k : d.leaves.keys()) marks.push_back(mark_of(k));
       const octree::AdaptPlan plan = octree::plan_adapt(d.leaves, marks);
@@ -526,8 +527,8 @@ TEST(Rebalance, BeforeAdaptLeavesNothingForTheBalanceAfter) {
         adapted_keys.insert(adapted_keys.end(), part.begin(), part.end());
       std::sort(adapted_keys.begin(), adapted_keys.end(), octree::MortonLess{});
 
-      const std::int64_t sent_ahead =
-          rt.rebalance_for_adapt(d, plan, std::vector<std::int64_t>(plan.keys.size(), 1), marks);
+      const std::int64_t sent_ahead = rt.mesh().rebalance_for_adapt(
+          d, plan, std::vector<std::int64_t>(plan.keys.size(), 1), marks);
       // A merging family that changed rank arrives merged: its parent, to stay, holding what
       // coarsening the children makes, at the mean of their costs.
       const auto arrives_merged = [&](const Key& k) {
@@ -575,9 +576,9 @@ TEST(Rebalance, BeforeAdaptLeavesNothingForTheBalanceAfter) {
       EXPECT_EQ(partition_problems(allgather_keys(again.keys), adapted_keys, space), "") << what;
 
       Domain after = make_domain(grid, shape, again.keys);
-      rt.mesh_changed(after);
+      rt.mesh().changed(after);
       const std::int64_t sent =
-          rt.rebalance(after, std::vector<std::int64_t>(after.leaves.size(), 1));
+          rt.mesh().rebalance(after, std::vector<std::int64_t>(after.leaves.size(), 1));
       EXPECT_TRUE(all_ranks(sent == 0, what + ": the balance after the adaptation sent " +
                                            std::to_string(sent) + " blocks"))
           << what;

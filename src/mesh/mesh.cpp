@@ -1,4 +1,4 @@
-#include "runtime/mesh_runtime.hpp"
+#include "mesh/mesh.hpp"
 
 #include <algorithm>
 #include <array>
@@ -9,56 +9,28 @@
 
 #include <fmt/format.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #include "mesh/merge_family.hpp"
 #include "mesh/migrate.hpp"
 #include "mesh/neighbourhood.hpp"
 #include "sfc/partition.hpp"
 
-namespace miniamr::runtime {
+namespace miniamr::mesh {
 
 namespace {
 // Apart from the other exchanges' tags (101-104, 106; halos from 301).
 constexpr int kLeadTag = 105;
 }  // namespace
 
-int thread_count() {
-#ifdef _OPENMP
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
+Mesh::Mesh(MPI_Comm parent, sfc::Curve ownership)
+    : comm_(parent), ownership_(ownership), mailbox_(comm_) {}
 
-int thread_index() {
-#ifdef _OPENMP
-  return omp_get_thread_num();
-#else
-  return 0;
-#endif
-}
-
-MeshRuntime::MeshRuntime(MPI_Comm parent, RuntimeOptions options)
-    : comm_(parent),
-      options_(options),
-      mailbox_(comm_),
-      kernels_(options.kernels, options.isa, options.compute_model),
-      slowdown_(options.slow_factor, options.noise, 0x736c6f77ull + std::uint64_t(comm_.rank())) {}
-
-int MeshRuntime::threads() const {
-  return options_.threads > 0 ? options_.threads : thread_count();
-}
-
-void MeshRuntime::mesh_changed(const mesh::Domain& domain) {
-  rebuild(domain, exchange_partition(domain, sfc::CurveSpace::make(options_.ownership, domain.grid),
+void Mesh::changed(const Domain& domain) {
+  rebuild(domain, exchange_partition(domain, sfc::CurveSpace::make(ownership_, domain.grid),
                                      comm_));
 }
 
-void MeshRuntime::mesh_adapted(const mesh::Domain& domain) {
-  if (ownership_moved_) return mesh_changed(domain);
+void Mesh::adapted(const Domain& domain) {
+  if (ownership_moved_) return changed(domain);
 #ifndef NDEBUG
   const sfc::Partition exchanged = exchange_partition(domain, partition_.space(), comm_);
   for (const octree::Key& k : domain.leaves.keys())
@@ -67,68 +39,24 @@ void MeshRuntime::mesh_adapted(const mesh::Domain& domain) {
   rebuild(domain, partition_);
 }
 
-std::int64_t MeshRuntime::move_blocks(mesh::Domain& domain, std::span<const int> targets,
+std::int64_t Mesh::move_blocks(Domain& domain, std::span<const int> targets,
                                       std::vector<std::int8_t>* marks) {
   ownership_moved_ = true;
-  return mesh::migrate(domain, targets, comm_, marks);
+  return migrate(domain, targets, comm_, marks);
 }
 
-void MeshRuntime::rebuild(const mesh::Domain& domain, sfc::Partition partition) {
-  mesh::Neighbourhood nb = build_neighbourhood(domain, std::move(partition), comm_);
+void Mesh::rebuild(const Domain& domain, sfc::Partition partition) {
+  Neighbourhood nb = build_neighbourhood(domain, std::move(partition), comm_);
   ownership_moved_ = false;
   partition_ = nb.partition;
   plan_ = build_ghost_plan(domain, nb);
   mailbox_.set_neighbourhood(std::move(nb), domain.grid);  // the last reader: its keys move
-  for (auto& g : graphs_) g.reset();
-  kernels_.set_working_set(domain);
-  plans_changed(domain);
+  ++generation_;
 }
 
-int MeshRuntime::chunk_vars(const mesh::Domain& domain, const StageWork& first) const {
-  const int nv = first.vars.count();
-  // The variable-work kernels mix variables, so every stage needs all of them. Modelled sweeps
-  // have no cache to keep a chunk in, and would only multiply the simulated messages.
-  if (first.stencil == 0 || kernels_.modelled()) return nv;
-  if (options_.chunk_vars > 0) return std::min(nv, options_.chunk_vars);
-  // The rank's threads share its blocks, and each brings its core's cache: a chunk of
-  // kCacheChunkBytes per thread keeps a thread's part of it in its cache as a rank's would be,
-  // and gives each thread as much work between two of the team's synchronisations.
-  // Every rank must choose the same chunks (they shape the messages): the fullest rank's bytes
-  // per variable and the fewest threads, in one reduction (the maximum of minus the threads).
-  std::array<std::int64_t, 2> most{
-      std::int64_t(domain.blocks.size() * domain.shape.var_stride() * sizeof(double)),
-      -std::int64_t(std::max(threads(), 1))};
-  comm_.note(1);
-  MPI_Allreduce(MPI_IN_PLACE, most.data(), 2, MPI_INT64_T, MPI_MAX, comm_.get());
-  const std::int64_t per_var = most[0], budget = kCacheChunkBytes * -most[1];
-  return int(std::clamp<std::int64_t>(budget / std::max<std::int64_t>(per_var, 1), 1, nv));
-}
-
-const StageGraph& MeshRuntime::graph(const mesh::Domain& domain, bool edges) {
-  auto& g = graphs_[edges ? 1 : 0];
-  if (!g) g = build_stage_graph(plan_, domain.shape, domain.blocks.size(), edges);
-  return *g;
-}
-
-std::string MeshRuntime::graph_dot(const mesh::Domain& domain, bool edges, int stages) {
-  const std::string mine =
-      stage_graph_dot(graph(domain, edges), domain.leaves, comm_.rank(), stages);
-  // Gathered as bytes: every rank's cluster in rank order on rank 0.
-  int n = int(mine.size());
-  std::vector<int> counts(comm_.is_root() ? std::size_t(comm_.size()) : 0);
-  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm_.get());
-  std::vector<int> displs(counts.size(), 0);
-  for (std::size_t r = 1; r < counts.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
-  std::string all(counts.empty() ? 0 : std::size_t(displs.back() + counts.back()), ' ');
-  MPI_Gatherv(mine.data(), n, MPI_CHAR, all.data(), counts.data(), displs.data(), MPI_CHAR, 0,
-              comm_.get());
-  if (!comm_.is_root()) return {};
-  return "digraph stage_graph {\n  rankdir=LR;\n  node [fontsize=10];\n" + all + "}\n";
-}
-
-std::vector<octree::Key> MeshRuntime::initial_roots(const octree::RootGrid& grid) const {
+std::vector<octree::Key> Mesh::initial_roots(const octree::RootGrid& grid) const {
   const octree::LeafSet all(octree::root_leaves(grid));
-  const auto order = sfc::curve_order(all, sfc::CurveSpace::make(options_.ownership, grid));
+  const auto order = sfc::curve_order(all, sfc::CurveSpace::make(ownership_, grid));
   const std::vector<std::int64_t> ones(all.size(), 1);
   const auto target = sfc::cut(ones, 0, std::int64_t(all.size()), comm_.size());
   std::vector<octree::Key> mine;
@@ -138,9 +66,9 @@ std::vector<octree::Key> MeshRuntime::initial_roots(const octree::RootGrid& grid
   return mine;
 }
 
-CommPartners MeshRuntime::comm_partners() const {
+CommPartners Mesh::comm_partners() const {
   CommPartners c;
-  for (const mesh::PeerLinks& p : plan_.peers) {
+  for (const PeerLinks& p : plan_.peers) {
     for (int a = 0; a < 3; ++a)
       if (!p.recv[std::size_t(a)].empty() || !p.send[std::size_t(a)].empty())
         ++c.axis[std::size_t(a)];
@@ -167,7 +95,7 @@ std::vector<std::size_t> family_starts(const octree::LeafSet& leaves,
   return start;
 }
 
-void merge_leaving(mesh::Domain& domain, std::vector<std::int8_t>& marks, std::vector<int>& targets,
+void merge_leaving(Domain& domain, std::vector<std::int8_t>& marks, std::vector<int>& targets,
                    const std::vector<bool>& merges_away) {
   // A family that merges and leaves is merged before it goes: one parent travels, marked to
   // stay, instead of eight children (on a sphere moving over two ranks, two fifths of the
@@ -182,7 +110,7 @@ void merge_leaving(mesh::Domain& domain, std::vector<std::int8_t>& marks, std::v
   std::vector<int> new_targets;
   for (std::size_t i = 0; i < n;) {
     if (merges_away[i]) {
-      mesh::MergedFamily m = mesh::merge_family(
+      MergedFamily m = merge_family(
           std::span(domain.blocks).subspan(i).first<8>(),
           std::span<const double>(domain.cost).subspan(i).first<8>(), domain.spare);
       keys.push_back(octree::parent(domain.leaves[i]));
@@ -209,8 +137,13 @@ void merge_leaving(mesh::Domain& domain, std::vector<std::int8_t>& marks, std::v
 
 }  // namespace
 
-std::int64_t MeshRuntime::gather_families(mesh::Domain& domain) {
-  if (comm_.size() == 1) return 0;
+std::int64_t Mesh::gather_families(Domain& domain) {
+  const auto targets = family_targets(domain);
+  return targets ? migrate_blocks(domain, *targets) : 0;
+}
+
+std::optional<std::vector<int>> Mesh::family_targets(const Domain& domain) const {
+  if (comm_.size() == 1) return std::nullopt;
   const auto& leaves = domain.leaves;
   const auto order = sfc::curve_order(leaves, partition_.space());
   // The leading and trailing runs of this rank along the curve: the leaves inside the family
@@ -288,14 +221,11 @@ std::int64_t MeshRuntime::gather_families(mesh::Domain& domain) {
       moving = true;
     }
   }
-  if (!comm_.any(moving)) return 0;
-  MINIAMR_TIMED(timers_, kLoadBalance);
-  const std::int64_t sent = move_blocks(domain, targets);
-  mesh_changed(domain);
-  return sent;
+  if (!comm_.any(moving)) return std::nullopt;
+  return targets;
 }
 
-std::vector<int> MeshRuntime::balanced_targets(
+std::vector<int> Mesh::balanced_targets(
     const octree::LeafSet& leaves, std::span<const std::int64_t> weights,
     std::span<const double> shares, std::optional<comm::Communicator::PrefixSum> known) const {
   const auto order = sfc::curve_order(leaves, partition_.space());
@@ -318,27 +248,25 @@ std::vector<int> MeshRuntime::balanced_targets(
   return targets;
 }
 
-bool MeshRuntime::sends_any(std::span<const int> targets) const {
+bool Mesh::sends_any(std::span<const int> targets) const {
   return std::ranges::any_of(targets, [&](int t) { return t != comm_.rank(); });
 }
 
-std::int64_t MeshRuntime::rebalance(mesh::Domain& domain, std::span<const std::int64_t> weights,
+std::int64_t Mesh::rebalance(Domain& domain, std::span<const std::int64_t> weights,
                                     std::span<const double> shares) {
-  MINIAMR_TIMED(timers_, kLoadBalance);
   const std::vector<int> targets = balanced_targets(domain.leaves, weights, shares);
   // A partition that is already the balanced one keeps its plans.
   if (!any_moves(targets)) return 0;
   const std::int64_t sent = move_blocks(domain, targets);
-  mesh_changed(domain);
+  changed(domain);
   return sent;
 }
 
-std::int64_t MeshRuntime::rebalance_for_adapt(mesh::Domain& domain, const octree::AdaptPlan& plan,
+std::int64_t Mesh::rebalance_for_adapt(Domain& domain, const octree::AdaptPlan& plan,
                                               std::span<const std::int64_t> adapted_weights,
                                               std::vector<std::int8_t>& marks,
                                               std::span<const double> shares,
                                               std::optional<comm::Communicator::PrefixSum> along) {
-  MINIAMR_TIMED(timers_, kLoadBalance);
   // The cut that the balance after the adaptation would make of the adapted leaves (made here:
   // merges and splits involve no other rank), carried back to the leaves they come from.
   const std::vector<int> after =
@@ -368,22 +296,21 @@ std::int64_t MeshRuntime::rebalance_for_adapt(mesh::Domain& domain, const octree
         fmt::format("out of memory on rank {} merging the families that leave it before migration",
                     verdict[0]));
   if (verdict[1] == 0) return 0;
-  // No mesh_changed: the adaptation that follows changes the mesh again and rebuilds then.
+  // No changed(): the adaptation that follows changes the mesh again and rebuilds then.
   return move_blocks(domain, targets, &marks);
 }
 
-Runtime::CurveView MeshRuntime::curve_view(const mesh::Domain& domain) const {
+CurveView Mesh::curve_view(const Domain& domain) const {
   CurveView v;
   v.order = sfc::curve_order(domain.leaves, partition_.space());
   v.family_start = family_starts(domain.leaves, v.order);
   return v;
 }
 
-std::int64_t MeshRuntime::migrate_blocks(mesh::Domain& domain, std::span<const int> targets) {
-  MINIAMR_TIMED(timers_, kLoadBalance);
+std::int64_t Mesh::migrate_blocks(Domain& domain, std::span<const int> targets) {
   const std::int64_t sent = move_blocks(domain, targets);
-  mesh_changed(domain);
+  changed(domain);
   return sent;
 }
 
-}  // namespace miniamr::runtime
+}  // namespace miniamr::mesh

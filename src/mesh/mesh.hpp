@@ -1,0 +1,133 @@
+// This rank's part of the distributed mesh: which range of the curve each rank owns (the
+// partition), who its neighbours are, the ghost plan of its leaves and the consensus mailbox, and
+// the collective operations that change them: the initial share of the roots, family gathering,
+// the cut of the curve into weighted shares and migration. The leaves, blocks and costs
+// themselves are a `Domain`, which the caller holds and passes in; a mapper (runtime/) reads the
+// plan and runs the stages over it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "comm/mpi.hpp"
+#include "mesh/domain.hpp"
+#include "mesh/ghost_plan.hpp"
+#include "mesh/mpi_mailbox.hpp"
+#include "octree/refine.hpp"
+#include "sfc/curve.hpp"
+#include "sfc/partition.hpp"
+
+namespace miniamr::mesh {
+
+// The ranks this one exchanges ghosts with.
+struct CommPartners {
+  std::array<int, 3> axis{0, 0, 0};
+  int total = 0;   // sum over axes (the reference's "total")
+  int unique = 0;  // distinct ranks
+};
+
+// This rank's blocks along the ownership curve (indices into domain.leaves) and, for each
+// position, the first position of its family when the whole family may coarsen here.
+struct CurveView {
+  std::vector<std::size_t> order;
+  std::vector<std::size_t> family_start;
+};
+
+class Mesh {
+ public:
+  // `ownership`: the curve whose ranges ranks own.
+  Mesh(MPI_Comm parent, sfc::Curve ownership);
+
+  const comm::Communicator& comm() const { return comm_; }
+  sfc::Curve ownership() const { return ownership_; }
+  // The plans of the current leaves. generation() changes whenever they are rebuilt, so what a
+  // mapper derives from them (stage graphs, schedules) is cached against it.
+  const GhostPlan& plan() const { return plan_; }
+  std::uint64_t generation() const { return generation_; }
+  // The mailbox the refinement consensus talks through.
+  octree::MarkMailbox& mailbox() { return mailbox_; }
+
+  // Collective. Rebuilds the partition, neighbourhood and plans after the leaves changed.
+  void changed(const Domain& domain);
+  // Collective. The same after an adaptation: since the last changed or adapted the leaves
+  // changed only by splits and by merges of families whole on one rank, which move no rank's
+  // first position along the curve, so the partition is kept unless blocks migrated in between
+  // (one P-sized allgather fewer per adaptation).
+  void adapted(const Domain& domain);
+
+  // This rank's share of the root blocks, in curve order.
+  std::vector<octree::Key> initial_roots(const octree::RootGrid& grid) const;
+
+  // Collective. Redistributes the blocks so each rank holds an equal share of the total weight
+  // along the curve (families that may coarsen stay together); returns blocks sent from here.
+  // With `shares` (one per rank, the same on every rank), rank r's share of the weight is
+  // proportional to shares[r] instead (sfc::share_bounds).
+  std::int64_t rebalance(Domain& domain, std::span<const std::int64_t> weights,
+                         std::span<const double> shares = {});
+
+  // Collective. The balance of `rebalance` ahead of an adaptation: the cut the balance after
+  // `plan` (made from this rank's leaves and `marks`) would make of the adapted leaves, weighted
+  // by `adapted_weights` (one per leaf of plan.keys), applied to the leaves they come from.
+  // `marks` travel with the blocks; a family that merges and goes to another rank is merged
+  // first and travels as its parent, marked to stay. The plans are left for the adaptation to
+  // rebuild, so the caller makes the plan again from the new leaves and adapts right after.
+  // Returns the blocks sent from here (such a parent counts one). `shares` as for rebalance.
+  // `along`: the adapted weights of the ranks before this one and of all, when the caller has
+  // them (else one more collective finds them).
+  std::int64_t rebalance_for_adapt(Domain& domain, const octree::AdaptPlan& plan,
+                                   std::span<const std::int64_t> adapted_weights,
+                                   std::vector<std::int8_t>& marks,
+                                   std::span<const double> shares = {},
+                                   std::optional<comm::Communicator::PrefixSum> along = {});
+
+  // Collective. Moves the leading leaves of a family that starts on an earlier rank to that
+  // rank, so every family that may coarsen is whole on one rank before marks are computed.
+  // Returns the blocks sent from here.
+  std::int64_t gather_families(Domain& domain);
+  // Collective. The targets of gather_families (one per local block; empty on a rank without
+  // blocks), or nullopt on every rank when no rank moves a block: for a caller that accounts
+  // the move apart from the check.
+  std::optional<std::vector<int>> family_targets(const Domain& domain) const;
+
+  // Collective. Sends each local block i to rank targets[i] (with its cost record); returns
+  // the blocks sent from here.
+  std::int64_t migrate_blocks(Domain& domain, std::span<const int> targets);
+
+  CurveView curve_view(const Domain& domain) const;
+  // The rank whose range of the curve holds k (or the leaf covering k), as of the last
+  // changed or adapted: the same answer on every rank.
+  int owner(const octree::Key& k) const { return partition_.owner(k); }
+  CommPartners comm_partners() const;
+
+ private:
+  // Each of `leaves`' rank in the cut of the curve into equal shares of `weights` (collective),
+  // families that may coarsen kept whole with their first leaf; or, when `shares` are given,
+  // into shares proportional to them, each family with the rank holding most of it.
+  // `along`: the weights before this rank and of all, when known.
+  std::vector<int> balanced_targets(const octree::LeafSet& leaves,
+                                    std::span<const std::int64_t> weights,
+                                    std::span<const double> shares,
+                                    std::optional<comm::Communicator::PrefixSum> along = {}) const;
+  // Whether a target of this rank's blocks is another rank.
+  bool sends_any(std::span<const int> targets) const;
+  // Collective. Whether a target on any rank is not the block's holder.
+  bool any_moves(std::span<const int> targets) const { return comm_.any(sends_any(targets)); }
+  // Rebuilds the neighbourhood and the ghost plan over `partition`.
+  void rebuild(const Domain& domain, sfc::Partition partition);
+  // Collective. Sends each block to its target (migrate) and notes that the partition moved.
+  std::int64_t move_blocks(Domain& domain, std::span<const int> targets,
+                           std::vector<std::int8_t>* marks = nullptr);
+
+  comm::Communicator comm_;
+  sfc::Curve ownership_;
+  MpiMailbox mailbox_;
+  sfc::Partition partition_;
+  GhostPlan plan_;
+  std::uint64_t generation_ = 0;
+  bool ownership_moved_ = true;  // blocks migrated since partition_ was exchanged (or none was)
+};
+
+}  // namespace miniamr::mesh
