@@ -19,7 +19,7 @@
 #include "app/root_io.hpp"
 #include "comm/shared_storage.hpp"
 #include "comm/tally.hpp"
-#include "mesh/merge_family.hpp"
+#include "mesh/adapt.hpp"
 #include "octree/refine.hpp"
 #include "runtime/clock.hpp"
 #include "runtime/exact_reduce.hpp"
@@ -226,52 +226,15 @@ void Simulation::check_peak(std::int64_t peak) const {
 }
 
 void Simulation::apply_plan(const octree::AdaptPlan& plan, std::int64_t peak) {
-  std::vector<stencil::Block> old = std::move(domain_.blocks);
-  std::vector<double> old_cost = std::move(domain_.cost);
-  std::vector<stencil::Block> fresh;
   // Splitting and merging involve no other rank, so an allocation failure here can end every
   // rank cleanly (the next step, Mesh::adapted, is collective). A rank whose peak is over its
   // limits fails before allocating; the others allocate within theirs, and all then stop.
   all_or_none(runtime_.comm().get(), fmt::format("refining the mesh at timestep {}", timestep_),
               [&] {
                 check_peak(peak);
-                build_blocks(plan, old, old_cost, fresh);
+                mesh::adapt_blocks(domain_, plan);
               });
-  domain_.blocks = std::move(fresh);
-  domain_.leaves = octree::LeafSet(plan.keys);
   mesh_.adapted(domain_);
-}
-
-void Simulation::build_blocks(const octree::AdaptPlan& plan, std::vector<stencil::Block>& old,
-                              std::span<const double> old_cost,
-                              std::vector<stencil::Block>& fresh) {
-  const std::size_t n = plan.keys.size();
-  fresh.resize(n);
-  domain_.cost.assign(n, 0.0);
-  stencil::BlockPool& pool = domain_.spare;
-  // Merges first: each frees eight blocks and takes one, so the splits after them make their
-  // children in storage that is already mapped. Every new block depends only on old ones, so
-  // the order of making them changes no value.
-  for (std::size_t i = 0; i < n; ++i) {
-    const octree::Origin& o = plan.origin[i];
-    if (o.kind == octree::Origin::kKept) {
-      fresh[i] = std::move(old[o.old_index]);
-      domain_.cost[i] = old_cost[o.old_index];
-    } else if (o.kind == octree::Origin::kMerged) {
-      mesh::MergedFamily m = mesh::merge_family(std::span(old).subspan(o.old_index).first<8>(),
-                                                old_cost.subspan(o.old_index).first<8>(), pool);
-      fresh[i] = std::move(m.block);
-      domain_.cost[i] = m.cost;
-    }
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    const octree::Origin& o = plan.origin[i];
-    if (o.kind != octree::Origin::kSplit) continue;
-    fresh[i] = pool.take(domain_.shape);
-    stencil::split_child_into(old[o.old_index], o.octant, fresh[i]);
-    domain_.cost[i] = old_cost[o.old_index];         // same cells, same work
-    if (o.octant == 7) pool.give(old[o.old_index]);  // the eighth child was the last reader
-  }
 }
 
 bool Simulation::refine_iteration() {

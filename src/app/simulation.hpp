@@ -64,9 +64,6 @@ class Simulation {
   // does: a rank over --max_blocks or its memory stops every rank before any allocates.
   void apply_plan(const octree::AdaptPlan& plan, std::int64_t peak);
   void check_peak(std::int64_t peak) const;
-  // The local half of apply_plan: the blocks of the new mesh from the old ones.
-  void build_blocks(const octree::AdaptPlan& plan, std::vector<stencil::Block>& old,
-                    std::span<const double> old_cost, std::vector<stencil::Block>& fresh);
   // Collective, at the start of refinement step `ts`: the shares its cuts give the ranks (empty:
   // equal), or nothing when it makes none (one rank, or a dynamic balancer that does not cut).
   std::optional<std::vector<double>> refinement_shares(int ts);

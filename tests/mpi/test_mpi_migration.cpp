@@ -1,5 +1,6 @@
 // The MPI runtimes on 1..4 ranks: migration, family gathering, empty ranks and rebalancing.
 // (shared set-up and conventions: runtime_fixtures.hpp)
+#include "mesh/adapt.hpp"
 #include "runtime_fixtures.hpp"
 #include "stencil/split_coarsen.hpp"
 
@@ -462,11 +463,20 @@ TEST(MeshAdapted, KeepsThePartitionUnlessBlocksMoved) {
       return std::pair(used, full);
     };
 
-    // An adaptation with no block moved: one collective fewer than a full rebuild.
-    for (Domain* dom : {&d, &whole}) {
-      const auto marks = refine_some(*dom, 5);
-      apply_plan(*dom, octree::plan_adapt(dom->leaves, marks));
-    }
+    // An adaptation with no block moved: one collective fewer than a full rebuild. The ranks
+    // adapt their blocks as the driver does (mesh::adapt_blocks), the reference by splitting
+    // each block on its own: the stages below compare the two bitwise. Costs identify their
+    // blocks (make_domain), so a child must carry its parent's and a kept block its own.
+    const std::vector<Key> old_keys = keys_of(d);
+    const octree::AdaptPlan plan_in_place = octree::plan_adapt(d.leaves, refine_some(d, 5));
+    mesh::adapt_blocks(d, plan_in_place);
+    apply_plan(whole, octree::plan_adapt(whole.leaves, refine_some(whole, 5)));
+    ASSERT_EQ(d.cost.size(), plan_in_place.keys.size()) << name;
+    bool costs_follow = true;
+    for (std::size_t j = 0; j < d.cost.size(); ++j)
+      costs_follow =
+          costs_follow && d.cost[j] == key_cost(old_keys[plan_in_place.origin[j].old_index]);
+    EXPECT_TRUE(all_ranks(costs_follow, name + ": a cost record did not follow its block")) << name;
     const auto [kept, full] = adapted(name + " adapted in place");
     ref.mesh().adapted(whole);
     EXPECT_EQ(kept, full - 1) << name << ": the partition was exchanged again";
