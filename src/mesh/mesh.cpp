@@ -25,8 +25,8 @@ Mesh::Mesh(MPI_Comm parent, sfc::Curve ownership)
     : comm_(parent), ownership_(ownership), mailbox_(comm_) {}
 
 void Mesh::changed(const Domain& domain) {
-  rebuild(domain, exchange_partition(domain, sfc::CurveSpace::make(ownership_, domain.grid),
-                                     comm_));
+  rebuild(domain,
+          exchange_partition(domain, sfc::CurveSpace::make(ownership_, domain.grid), comm_));
 }
 
 void Mesh::adapted(const Domain& domain) {
@@ -40,7 +40,7 @@ void Mesh::adapted(const Domain& domain) {
 }
 
 std::int64_t Mesh::move_blocks(Domain& domain, std::span<const int> targets,
-                                      std::vector<std::int8_t>* marks) {
+                               std::vector<std::int8_t>* marks) {
   ownership_moved_ = true;
   return migrate(domain, targets, comm_, marks);
 }
@@ -110,9 +110,9 @@ void merge_leaving(Domain& domain, std::vector<std::int8_t>& marks, std::vector<
   std::vector<int> new_targets;
   for (std::size_t i = 0; i < n;) {
     if (merges_away[i]) {
-      MergedFamily m = merge_family(
-          std::span(domain.blocks).subspan(i).first<8>(),
-          std::span<const double>(domain.cost).subspan(i).first<8>(), domain.spare);
+      MergedFamily m =
+          merge_family(std::span(domain.blocks).subspan(i).first<8>(),
+                       std::span<const double>(domain.cost).subspan(i).first<8>(), domain.spare);
       keys.push_back(octree::parent(domain.leaves[i]));
       blocks.push_back(std::move(m.block));
       cost.push_back(m.cost);
@@ -225,9 +225,10 @@ std::optional<std::vector<int>> Mesh::family_targets(const Domain& domain) const
   return targets;
 }
 
-std::vector<int> Mesh::balanced_targets(
-    const octree::LeafSet& leaves, std::span<const std::int64_t> weights,
-    std::span<const double> shares, std::optional<comm::Communicator::PrefixSum> known) const {
+std::vector<int> Mesh::balanced_targets(const octree::LeafSet& leaves,
+                                        std::span<const std::int64_t> weights,
+                                        std::span<const double> shares,
+                                        std::optional<comm::Communicator::PrefixSum> known) const {
   const auto order = sfc::curve_order(leaves, partition_.space());
   std::vector<std::int64_t> along(order.size());
   std::int64_t local = 0;
@@ -253,7 +254,7 @@ bool Mesh::sends_any(std::span<const int> targets) const {
 }
 
 std::int64_t Mesh::rebalance(Domain& domain, std::span<const std::int64_t> weights,
-                                    std::span<const double> shares) {
+                             std::span<const double> shares) {
   const std::vector<int> targets = balanced_targets(domain.leaves, weights, shares);
   // A partition that is already the balanced one keeps its plans.
   if (!any_moves(targets)) return 0;
@@ -263,10 +264,10 @@ std::int64_t Mesh::rebalance(Domain& domain, std::span<const std::int64_t> weigh
 }
 
 std::int64_t Mesh::rebalance_for_adapt(Domain& domain, const octree::AdaptPlan& plan,
-                                              std::span<const std::int64_t> adapted_weights,
-                                              std::vector<std::int8_t>& marks,
-                                              std::span<const double> shares,
-                                              std::optional<comm::Communicator::PrefixSum> along) {
+                                       std::span<const std::int64_t> adapted_weights,
+                                       std::vector<std::int8_t>& marks,
+                                       std::span<const double> shares,
+                                       std::optional<comm::Communicator::PrefixSum> along) {
   // The cut that the balance after the adaptation would make of the adapted leaves (made here:
   // merges and splits involve no other rank), carried back to the leaves they come from.
   const std::vector<int> after =
