@@ -27,7 +27,6 @@
 #include "stencil/block_pool.hpp"
 #include "stencil/hash.hpp"
 #include "stencil/init_values.hpp"
-#include "stencil/split_coarsen.hpp"
 #include "stencil/stencil_kernels.hpp"
 
 namespace miniamr::app {

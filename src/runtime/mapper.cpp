@@ -110,18 +110,19 @@ const StageGraph& Mapper::graph(const mesh::Domain& domain, bool edges) {
 }
 
 std::string Mapper::graph_dot(const mesh::Domain& domain, bool edges, int stages) {
+  const comm::Communicator& comm = mesh_.comm();
   const std::string mine =
-      stage_graph_dot(graph(domain, edges), domain.leaves, mesh_.comm().rank(), stages);
+      stage_graph_dot(graph(domain, edges), domain.leaves, comm.rank(), stages);
   // Gathered as bytes: every rank's cluster in rank order on rank 0.
   int n = int(mine.size());
-  std::vector<int> counts(mesh_.comm().is_root() ? std::size_t(mesh_.comm().size()) : 0);
-  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, mesh_.comm().get());
+  std::vector<int> counts(comm.is_root() ? std::size_t(comm.size()) : 0);
+  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm.get());
   std::vector<int> displs(counts.size(), 0);
   for (std::size_t r = 1; r < counts.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
   std::string all(counts.empty() ? 0 : std::size_t(displs.back() + counts.back()), ' ');
   MPI_Gatherv(mine.data(), n, MPI_CHAR, all.data(), counts.data(), displs.data(), MPI_CHAR, 0,
-              mesh_.comm().get());
-  if (!mesh_.comm().is_root()) return {};
+              comm.get());
+  if (!comm.is_root()) return {};
   return "digraph stage_graph {\n  rankdir=LR;\n  node [fontsize=10];\n" + all + "}\n";
 }
 
