@@ -88,7 +88,13 @@ int Mapper::chunk_vars(const mesh::Domain& domain, const StageWork& first) const
   comm.note(1);
   MPI_Allreduce(MPI_IN_PLACE, most.data(), 2, MPI_INT64_T, MPI_MAX, comm.get());
   const std::int64_t per_var = most[0], budget = kCacheChunkBytes * -most[1];
-  return int(std::clamp<std::int64_t>(budget / std::max<std::int64_t>(per_var, 1), 1, nv));
+  const int fit = int(std::clamp<std::int64_t>(budget / std::max<std::int64_t>(per_var, 1), 1, nv));
+  // At least two variables: a lane of one pays a lane's messages, tasks and sweep set-up for
+  // half the work (kMinChunkVars). Whole comm groups when a chunk holds one: a chunk that ends
+  // inside a group splits it into two lanes of fewer variables each.
+  const int group = first.group > 0 ? std::min(first.group, nv) : nv;
+  const int vars = std::max(fit, std::min(kMinChunkVars, nv));
+  return vars < group ? vars : vars - vars % group;
 }
 
 void Mapper::follow_mesh(const mesh::Domain& domain) {

@@ -142,7 +142,7 @@ TEST(Halo, Stencil27OnUniformMeshMatchesOneRank) {
 // call): a stage must still give the reference's bits.
 TEST(Chunks, TheAutomaticChunkHoldsOneMiBPerThread) {
   // 64 roots of 8^3 cells (8,000 doubles a variable with ghosts): the fullest rank holds 16 to 64
-  // blocks, 1 to 4 variables of them in 1 MiB; a rank of two threads keeps twice as many
+  // blocks, 2 to 8 variables of them in 1 MiB; a rank of two threads keeps twice as many
   // together (a mapper that kept 1 MiB per rank would give the same count).
   const int P = world_size(), me = world_rank();
   const RootGrid grid{{4, 4, 4}};
@@ -161,10 +161,40 @@ TEST(Chunks, TheAutomaticChunkHoldsOneMiBPerThread) {
     const auto expected = std::clamp<std::int64_t>(runtime::kCacheChunkBytes * threads / per_var, 1,
                                                    work.vars.count());
     EXPECT_EQ(rt.chunk_vars(d, work), expected) << threads << " threads";
+    // In comm groups of three, whole groups once a group fits: of 4 or 5 variables 3 are taken,
+    // 2 stay 2, 8 become 6.
+    work.group = 3;
+    EXPECT_EQ(rt.chunk_vars(d, work), expected < 3 ? expected : expected - expected % 3)
+        << threads << " threads";
+    work.group = 0;
     work.stencil = 0;  // the variable kernels mix every variable: one chunk of all
     EXPECT_EQ(rt.chunk_vars(d, work), 40) << threads << " threads";
     work.stencil = 7;
   }
+}
+
+TEST(Chunks, TheAutomaticChunkHoldsTwoVariablesAtLeast) {
+  // 512 roots: the fullest rank of 1 to 4 holds at least 128 blocks, 1 MB a variable, so at most
+  // one variable fits 1 MiB; a lane of one variable costs more than the cache saves.
+  const int me = world_rank();
+  const RootGrid grid{{8, 8, 8}};
+  const BlockShape shape{8, 8, 8, 2};
+  const std::vector<Key> keys = octree::root_leaves(grid);
+  const Domain d = make_domain(grid, shape, share(keys, even_cut(keys, grid), me));
+  ASSERT_GT(std::int64_t(d.blocks.size() * shape.var_stride() * sizeof(double)) * 2,
+            runtime::kCacheChunkBytes);
+  runtime::StageWork work;
+  work.num_vars = 2;
+  work.vars = {0, 2};
+  runtime::StaticOptions o = options(sfc::Curve::kMorton);
+  o.threads = 1;
+  const runtime::StaticRuntime rt(MPI_COMM_WORLD, o);
+  EXPECT_EQ(rt.chunk_vars(d, work), 2);
+  work.group = 1;
+  EXPECT_EQ(rt.chunk_vars(d, work), 2);
+  work.num_vars = 1;
+  work.vars = {0, 1};
+  EXPECT_EQ(rt.chunk_vars(d, work), 1);
 }
 
 TEST(Threads, MoreThreadsAfterMeshChangedGiveTheSameBits) {
