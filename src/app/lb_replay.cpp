@@ -12,7 +12,6 @@
 #include "app/errors.hpp"
 #include "app/input_file.hpp"
 #include "app/root_io.hpp"
-#include "app/timeline.hpp"
 #include "io/printable.hpp"
 #include "octree/key.hpp"
 
@@ -167,7 +166,7 @@ ReplayLog parse_replay_log(std::string_view text, const std::string& path, const
     const auto taken = j.find("taken");
     if (taken == j.end() || !taken->is_boolean()) at.fail("\"taken\" must be true or false");
     if (!taken->get<bool>()) continue;
-    if (!balance_decision_due(config, int(ts)))
+    if (ts % config.lb_freq != 0)
       at.fail(
           fmt::format("timestep {} is not a balancing step of --lb_freq {}", ts, config.lb_freq));
     const auto moves = j.find("moves");

@@ -16,7 +16,6 @@
 #include "app/link_model_file.hpp"
 #include "app/objects.hpp"
 #include "app/root_io.hpp"
-#include "app/timeline.hpp"
 #include "io/printable.hpp"
 #include "mesh/migrate.hpp"
 #include "runtime/clock.hpp"
@@ -193,7 +192,7 @@ void LoadBalancer::refinement_moved(int ts, std::int64_t blocks) {
 }
 
 bool LoadBalancer::decides_after(int ts) const {
-  return rt_.comm().size() > 1 && balance_decision_due(config_, ts);
+  return rt_.comm().size() > 1 && ts % config_.lb_freq == 0;
 }
 
 std::vector<std::int64_t> LoadBalancer::curve_weights(const mesh::Domain& domain,
