@@ -25,6 +25,9 @@ Mesh::Mesh(MPI_Comm parent, sfc::Curve ownership)
     : comm_(parent), ownership_(ownership), mailbox_(comm_) {}
 
 void Mesh::changed(const Domain& domain) {
+  // One P-sized partition on a rank at a time (16 bytes a rank: 256 MiB in all at 4096
+  // simulated ranks): the old one goes before the new one is gathered.
+  partition_ = {};
   rebuild(domain,
           exchange_partition(domain, sfc::CurveSpace::make(ownership_, domain.grid), comm_));
 }
@@ -36,7 +39,7 @@ void Mesh::adapted(const Domain& domain) {
   for (const octree::Key& k : domain.leaves.keys())
     assert(exchanged.owner(k) == partition_.owner(k));
 #endif
-  rebuild(domain, partition_);
+  rebuild(domain, std::move(partition_));
 }
 
 std::int64_t Mesh::move_blocks(Domain& domain, std::span<const int> targets,
@@ -48,7 +51,7 @@ std::int64_t Mesh::move_blocks(Domain& domain, std::span<const int> targets,
 void Mesh::rebuild(const Domain& domain, sfc::Partition partition) {
   Neighbourhood nb = build_neighbourhood(domain, std::move(partition), comm_);
   ownership_moved_ = false;
-  partition_ = nb.partition;
+  partition_ = std::move(nb.partition);  // the ghost plan and the mailbox read the keys alone
   plan_ = build_ghost_plan(domain, nb);
   mailbox_.set_neighbourhood(std::move(nb), domain.grid);  // the last reader: its keys move
   ++generation_;
