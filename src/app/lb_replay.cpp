@@ -12,6 +12,7 @@
 #include "app/errors.hpp"
 #include "app/input_file.hpp"
 #include "app/root_io.hpp"
+#include "app/simulation.hpp"
 #include "io/printable.hpp"
 #include "octree/key.hpp"
 
@@ -166,7 +167,7 @@ ReplayLog parse_replay_log(std::string_view text, const std::string& path, const
     const auto taken = j.find("taken");
     if (taken == j.end() || !taken->is_boolean()) at.fail("\"taken\" must be true or false");
     if (!taken->get<bool>()) continue;
-    if (ts % config.lb_freq != 0)
+    if (ts % config.lb_freq != 0 && !refines_after(config, int(ts) - 1))  // a recheck's
       at.fail(
           fmt::format("timestep {} is not a balancing step of --lb_freq {}", ts, config.lb_freq));
     const auto moves = j.find("moves");

@@ -121,7 +121,7 @@ void LoadBalancer::ran(std::int64_t work, std::int64_t blocks, int stages, doubl
   work_ = work;
   blocks_ = blocks;
   if (work <= 0 || stages <= 0 || !(dt > 0)) return;  // a rank with nothing to do keeps its speed
-  window_.add(double(work) * stages / dt);
+  window_.add(double(work) * stages / dt, dt);
   seconds_per_stage_ = dt / stages;
 }
 
@@ -192,7 +192,7 @@ void LoadBalancer::refinement_moved(int ts, std::int64_t blocks) {
 }
 
 bool LoadBalancer::decides_after(int ts) const {
-  return rt_.comm().size() > 1 && ts % config_.lb_freq == 0;
+  return rt_.comm().size() > 1 && (ts % config_.lb_freq == 0 || ts == recheck_);
 }
 
 std::vector<std::int64_t> LoadBalancer::curve_weights(const mesh::Domain& domain,

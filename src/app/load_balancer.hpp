@@ -61,8 +61,12 @@ class LoadBalancer {
   // After that step's cuts: the blocks they moved (all ranks).
   void refinement_moved(int ts, std::int64_t blocks);
 
-  // Whether a decision is due after timestep `ts` (a batch of timesteps ends there).
+  // Whether a decision is due after timestep `ts` (a batch of timesteps ends there): every
+  // --lb_freq timesteps, and at a recheck.
   bool decides_after(int ts) const;
+  // A decision after timestep `ts` as well (called alike on every rank): the refinement step
+  // before it cut a mesh that outgrew the one whose speeds the cut used.
+  void recheck_after(int ts) { recheck_ = ts; }
   // Collective, after timestep `ts` where a decision is due and no refinement step came.
   // `unit_weights`: each block's model weight (as ran()'s work); `horizon_stages`: the stages a
   // new cut would run before the next re-cut.
@@ -125,6 +129,7 @@ class LoadBalancer {
   std::vector<double> speeds_;  // relative speeds of the last cut taken (settled_speeds)
   runtime::balance::Hysteresis hysteresis_;
   double last_measured_max_ = 0;  // measured max seconds per stage, last decision
+  int recheck_ = -1;              // a timestep after which a decision is due (recheck_after)
   // The refinement step under way: its shares and the summaries they came from.
   std::vector<double> cut_shares_;
   std::vector<runtime::balance::RankSummary> cut_ranks_;

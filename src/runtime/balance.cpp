@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <utility>
+#include <vector>
 
 #include "sfc/partition.hpp"
 
@@ -94,15 +96,34 @@ Traffic traffic(std::span<const RankSummary> ranks, std::span<const std::int64_t
 
 }  // namespace
 
-void SpeedWindow::add(double speed) {
+void SpeedWindow::add(double speed, double seconds) {
   if (!(speed > 0) || !std::isfinite(speed)) return;
   samples_.push_back(speed);
-  while (samples_.size() > noise_samples_) samples_.pop_front();
+  seconds_.push_back(seconds > 0 && std::isfinite(seconds) ? seconds : 1.0);
+  while (samples_.size() > noise_samples_) {
+    samples_.pop_front();
+    seconds_.pop_front();
+  }
 }
 
 double SpeedWindow::speed() const {
   const std::size_t n = std::min(samples_.size(), speed_samples_);
-  return median({samples_.end() - std::ptrdiff_t(n), samples_.end()});
+  if (n == 0) return 0;
+  // The weighted median: the sample at which half the weight is reached, the mean of two where
+  // it is reached exactly between them (so equal weights give the plain median).
+  std::vector<std::pair<double, double>> s(n);
+  for (std::size_t i = 0; i < n; ++i)
+    s[i] = {samples_[samples_.size() - n + i], seconds_[seconds_.size() - n + i]};
+  std::sort(s.begin(), s.end());
+  double total = 0;
+  for (const auto& x : s) total += x.second;
+  double below = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    below += s[i].second;
+    if (2 * below == total && i + 1 < n) return 0.5 * (s[i].first + s[i + 1].first);
+    if (2 * below >= total) return s[i].first;
+  }
+  return s.back().first;
 }
 
 double SpeedWindow::noise() const {

@@ -39,6 +39,9 @@ inline constexpr std::size_t kMinNoiseSamples = 10;
 inline constexpr double kUnknownNoise = 0.125;
 
 // A rank's speeds over its last intervals. Its speed is the median of the last `speed_samples`,
+// each weighted by the seconds it was measured over (an interval of a mesh a hundredth the size
+// says a hundredth as much: the first cut of a run is made on small meshes, whose intervals a
+// single interruption can move by a third),
 // its noise the median absolute difference of successive samples among the last
 // `noise_samples` (as a normal sigma) over their median: an interval disturbed by something
 // else on the machine moves neither, a speed that drifts as the mesh changes is not taken for
@@ -47,7 +50,9 @@ class SpeedWindow {
  public:
   explicit SpeedWindow(std::size_t speed_samples = 8, std::size_t noise_samples = 32)
       : speed_samples_(speed_samples), noise_samples_(std::max(speed_samples, noise_samples)) {}
-  void add(double speed);  // ignored unless > 0 and finite
+  // Ignored unless speed > 0 and finite; `seconds` (the interval measured) weighs it in speed(),
+  // and must be > 0 (else it weighs 1).
+  void add(double speed, double seconds = 1.0);
   std::size_t size() const { return samples_.size(); }
   double speed() const;  // 0 while empty
   double noise() const;  // kUnknownNoise with fewer than kMinNoiseSamples samples
@@ -60,6 +65,7 @@ class SpeedWindow {
  private:
   std::size_t speed_samples_, noise_samples_;
   std::deque<double> samples_;
+  std::deque<double> seconds_;  // each sample's weight
 };
 
 // How far a measurement must go before it counts: a difference within `margin` of the noise is

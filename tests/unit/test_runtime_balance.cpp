@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <numeric>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -72,6 +74,22 @@ TEST(SpeedWindow, MedianSpeedAndMadNoise) {
   SpeedWindow drift;
   for (int i = 0; i < 20; ++i) drift.add(100.0 + i);
   EXPECT_NEAR(drift.noise(), 1.4826 / std::sqrt(2.0) / 109.5, 1e-12);
+}
+
+TEST(SpeedWindow, SpeedIsTheMedianWeightedByTheSecondsMeasured) {
+  const auto speed = [](std::initializer_list<std::pair<double, double>> samples) {
+    SpeedWindow w(4, 16);
+    for (const auto& [v, seconds] : samples) w.add(v, seconds);
+    return w.speed();
+  };
+  // Two short intervals of a small mesh, then one long one: the long one is the speed.
+  EXPECT_DOUBLE_EQ(speed({{100, 0.001}, {120, 0.001}, {200, 0.5}}), 200);
+  // Equal weights: the plain median, the mean of the middle two of an even count.
+  EXPECT_DOUBLE_EQ(speed({{100, 0.25}, {130, 0.25}, {110, 0.25}, {120, 0.25}}), 115);
+  // Half the weight on each side: the mean of the two around it.
+  EXPECT_DOUBLE_EQ(speed({{100, 0.5}, {300, 0.25}, {200, 0.25}}), 150);
+  // A weight that is not a number of seconds counts as one.
+  EXPECT_DOUBLE_EQ(speed({{100, -1}, {200, std::nan("")}, {300, 1}}), 200);
 }
 
 TEST(SpeedWindow, SpeedErrorIsThatOfAMedian) {
