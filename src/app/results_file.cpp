@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -13,6 +14,7 @@
 #include "app/report.hpp"
 #include "app/results_keys.hpp"
 #include "io/printable.hpp"
+#include "io/yaml_text.hpp"
 
 namespace miniamr::app {
 
@@ -54,7 +56,16 @@ class Writer {
   explicit Writer(YAML::Emitter& y) : y_(y) {}
   template <class T>
   void kv(std::string_view k, const T& v) {
-    y_ << YAML::Key << std::string(k) << YAML::Value << v;
+    y_ << YAML::Key << std::string(k) << YAML::Value;
+    if constexpr (std::is_convertible_v<const T&, std::string_view>) {
+      // Text that would read back as a number, a truth value or null goes in quotes (a git
+      // revision of decimal digits was read as an integer).
+      const std::string_view text = v;
+      if (io::yaml_plain_misreads(text)) y_ << YAML::DoubleQuoted;
+      y_ << std::string(text);
+    } else {
+      y_ << v;
+    }
   }
   template <class T>
   void flow(std::string_view k, const T& v) {
