@@ -57,19 +57,14 @@ class Writer {
   template <class T>
   void kv(std::string_view k, const T& v) {
     y_ << YAML::Key << std::string(k) << YAML::Value;
-    if constexpr (std::is_convertible_v<const T&, std::string_view>) {
-      // Text that would read back as a number, a truth value or null goes in quotes (a git
-      // revision of decimal digits was read as an integer).
-      const std::string_view text = v;
-      if (io::yaml_plain_misreads(text)) y_ << YAML::DoubleQuoted;
-      y_ << std::string(text);
-    } else {
-      y_ << v;
-    }
+    scalar(v);
   }
+  // A list on one line.
   template <class T>
   void flow(std::string_view k, const T& v) {
-    y_ << YAML::Key << std::string(k) << YAML::Value << YAML::Flow << v;
+    y_ << YAML::Key << std::string(k) << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const auto& x : v) scalar(x);
+    y_ << YAML::EndSeq;
   }
   void null(std::string_view k) { y_ << YAML::Key << std::string(k) << YAML::Value << YAML::Null; }
   // A map (flow: on one line) or a list under key k; end() closes either.
@@ -106,6 +101,19 @@ class Writer {
   YAML::Emitter& emitter() { return y_; }
 
  private:
+  template <class T>
+  void scalar(const T& v) {
+    if constexpr (std::is_convertible_v<const T&, std::string_view>) {
+      // Text that would read back as a number, a truth value or null goes in quotes (a git
+      // revision of decimal digits was read as an integer, --slow_rank 1:2 as 62).
+      const std::string_view text = v;
+      if (io::yaml_plain_misreads(text)) y_ << YAML::DoubleQuoted;
+      y_ << std::string(text);
+    } else {
+      y_ << v;
+    }
+  }
+
   YAML::Emitter& y_;
 };
 

@@ -31,6 +31,10 @@ bool yaml_plain_misreads(std::string_view text) {
   std::string_view s = lower;
   if (s.front() == '+' || s.front() == '-') s.remove_prefix(1);
   if (s.empty()) return false;
+  // YAML 1.1's numbers with underscores and base 60 ("1_000", "1:2" is 62).
+  if ((std::isdigit(static_cast<unsigned char>(s.front())) || s.front() == '.') &&
+      s.find_first_not_of("0123456789_:.") == std::string_view::npos)
+    return true;
   long long integer = 0;
   double real = 0;
   if (whole(s, integer, 10) || whole(s, real, std::chars_format::general)) return true;
