@@ -12,7 +12,7 @@
 #include "app/errors.hpp"
 #include "app/input_file.hpp"
 #include "app/root_io.hpp"
-#include "app/simulation.hpp"
+#include "app/timeline.hpp"
 #include "io/printable.hpp"
 #include "octree/key.hpp"
 

@@ -16,6 +16,7 @@
 #include "app/load_balancer.hpp"
 #include "app/memory_budget.hpp"
 #include "app/run_stats.hpp"
+#include "app/timeline.hpp"
 #include "mesh/domain.hpp"
 #include "runtime/runtime.hpp"
 #include "runtime/trace.hpp"
@@ -26,14 +27,6 @@
 namespace miniamr::app {
 
 struct RunPoint;  // checkpoint.hpp
-
-// Whether the mesh follows the objects after timestep 0 (not uniform, some levels to refine).
-bool adapts(const Config& config);
-// Whether a refinement step comes right after timestep `ts` (> 0).
-bool refines_after(const Config& config, int ts);
-// Whether the run refines the mesh again after timestep `ts` (with --time alone the last
-// timestep is not known, so one is assumed to).
-bool refinement_follows(const Config& config, int ts);
 
 class Simulation {
  public:
