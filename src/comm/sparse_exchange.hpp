@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <type_traits>
 #include <utility>
@@ -13,6 +14,7 @@
 #include <mpi.h>
 
 #include "comm/mpi.hpp"
+#include "comm/notify.hpp"
 #include "stencil/pages.hpp"
 
 namespace miniamr::comm {
@@ -38,45 +40,33 @@ Parcel<T> parcel_for(int rank, int bytes) {
 }
 
 // The same exchange without probing, for SMPI, where a probe is a polling loop and every
-// failed poll an event of the simulation. One MPI_Reduce_scatter_block of a 0/1 vector tells
-// each rank how many messages it will get (log P steps, O(P) integers per rank, where an
-// all-to-all of the sizes costs O(P log P) per rank); each sender then posts the size of its
-// message under a second tag before the message itself, and each receiver takes that many
-// sizes from any source and posts the receives they name.
+// failed poll an event of the simulation: notify() tells each rank who will send to it and how
+// much (log P rounds of point-to-point messages carrying only the notices, where a reduce-scatter
+// of a 0/1 vector gave the counts alone and kept P integers on every rank), and each receiver
+// posts the receives they name.
 template <class T, class OnParcel>
-void announced_exchange(MPI_Comm comm, const std::map<int, std::vector<T>>& outgoing, int tag,
-                        OnParcel&& on_parcel) {
-  constexpr int kSizeTagOffset = 1 << 14;  // message tags stay below it (MPI_TAG_UB >= 32767)
-  int size = 0;
-  MPI_Comm_size(comm, &size);
-  std::vector<int> sends_to(std::size_t(size), 0);
-  for (const auto& entry : outgoing) sends_to[std::size_t(entry.first)] = 1;
-  int incoming = 0;
-  MPI_Reduce_scatter_block(sends_to.data(), &incoming, 1, MPI_INT, MPI_SUM, comm);
-  std::vector<int> sent_bytes, arrived_bytes(std::size_t(incoming), 0);
-  sent_bytes.reserve(outgoing.size());
-  std::vector<MPI_Request> sizes(static_cast<std::size_t>(incoming)), requests;
-  for (int i = 0; i < incoming; ++i)
-    MPI_Irecv(&arrived_bytes[std::size_t(i)], 1, MPI_INT, MPI_ANY_SOURCE, tag + kSizeTagOffset,
-              comm, &sizes[std::size_t(i)]);
-  for (const auto& [rank, items] : outgoing) {
-    sent_bytes.push_back(int(items.size() * sizeof(T)));
-    requests.emplace_back();
-    MPI_Isend(&sent_bytes.back(), 1, MPI_INT, rank, tag + kSizeTagOffset, comm, &requests.back());
-    requests.emplace_back();
-    MPI_Isend(items.data(), sent_bytes.back(), MPI_BYTE, rank, tag, comm, &requests.back());
-  }
-  std::vector<MPI_Status> senders(static_cast<std::size_t>(incoming));
-  MPI_Waitall(incoming, sizes.data(), senders.data());
+void announced_exchange(const Communicator& comm, const std::map<int, std::vector<T>>& outgoing,
+                        int tag, OnParcel&& on_parcel) {
+  std::vector<Notice> sends;
+  sends.reserve(outgoing.size());
+  for (const auto& [rank, items] : outgoing) sends.push_back({rank, int(items.size() * sizeof(T))});
+  const std::vector<Notice> arriving = notify(comm, sends);
   std::vector<Parcel<T>> parcels;
-  parcels.reserve(std::size_t(incoming));
-  for (int i = 0; i < incoming; ++i) {
-    const int from = senders[std::size_t(i)].MPI_SOURCE;
-    parcels.push_back(parcel_for<T>(from, arrived_bytes[std::size_t(i)]));
+  parcels.reserve(arriving.size());
+  std::vector<MPI_Request> requests;
+  requests.reserve(arriving.size() + outgoing.size());
+  for (const Notice& n : arriving) {
+    parcels.push_back(parcel_for<T>(n.rank, n.bytes));
     requests.emplace_back();
-    MPI_Irecv(parcels.back().items.data(), arrived_bytes[std::size_t(i)], MPI_BYTE, from, tag, comm,
+    MPI_Irecv(parcels.back().items.data(), n.bytes, MPI_BYTE, n.rank, tag, comm.get(),
               &requests.back());
   }
+  for (const auto& [rank, items] : outgoing) {
+    requests.emplace_back();
+    MPI_Isend(items.data(), int(items.size() * sizeof(T)), MPI_BYTE, rank, tag, comm.get(),
+              &requests.back());
+  }
+  comm.note(0, std::int64_t(outgoing.size()));
   MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
   for (auto& p : parcels) on_parcel(std::move(p));
 }
@@ -85,16 +75,15 @@ template <class T, class OnParcel>
 void sparse_exchange(const Communicator& communicator,
                      const std::map<int, std::vector<T>>& outgoing, int tag, OnParcel&& on_parcel) {
   static_assert(std::is_trivially_copyable_v<T>);
-  const MPI_Comm comm = communicator.get();
-  // One collective either way: the barrier of NBX, or the count of senders.
-  communicator.note(1, std::int64_t(outgoing.size()));
 #ifdef MINIAMR_SIMGRID
   // In SMPI every probe and test of NBX's polling loop is an event of the simulation for each
-  // waiting rank, which thousands of simulated ranks cannot afford; there each rank learns how
-  // many messages to expect and the senders announce their sizes.
-  announced_exchange(comm, outgoing, tag, on_parcel);
+  // waiting rank, which thousands of simulated ranks cannot afford; there each rank learns
+  // which messages to expect first.
+  announced_exchange(communicator, outgoing, tag, on_parcel);
   return;
 #endif
+  const MPI_Comm comm = communicator.get();
+  communicator.note(1, std::int64_t(outgoing.size()));  // the barrier
   std::vector<MPI_Request> sends;
   sends.reserve(outgoing.size());
   for (const auto& [rank, items] : outgoing) {

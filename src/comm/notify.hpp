@@ -1,0 +1,29 @@
+// Who will send to me? p4est's sc_notify: each rank names the ranks it will send a message to
+// and the message's size; each learns who will send to it, and how much. The (receiver, sender,
+// size) notices are routed over a hypercube, each round sending a rank's notices for the other
+// half to its partner there, so that a rank handles only the notices that pass through it: no
+// array of one entry per rank (an all-to-all's or a reduce-scatter's) and no probe (a polling
+// loop, in SMPI an event of the simulation at every failed poll).
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "comm/mpi.hpp"
+
+namespace miniamr::comm {
+
+// One message of `bytes` bytes to or from `rank`.
+struct Notice {
+  int rank = 0;
+  int bytes = 0;
+  bool operator==(const Notice&) const = default;
+};
+
+// Collective over `comm`. `sends`: the messages this rank will send (to other ranks; a rank
+// named twice gets two). Returns the messages it will receive, by sender's rank. ceil(log2 P) + 2
+// rounds (the ranks beyond the largest power of two folded into their neighbours, as in tally()),
+// each one message each way, two when more notices travel than the first message holds.
+std::vector<Notice> notify(const Communicator& comm, std::span<const Notice> sends);
+
+}  // namespace miniamr::comm
