@@ -219,6 +219,7 @@ void Simulation::apply_plan(const octree::AdaptPlan& plan, std::int64_t peak) {
                 check_peak(peak);
                 mesh::adapt_blocks(domain_, plan);
               });
+  runtime_.comm().note(1);  // all_or_none's reduction, counted with the step's collectives
   mesh_.adapted(domain_);
 }
 
