@@ -138,9 +138,24 @@ std::vector<balance::RankSummary> LoadBalancer::summaries(std::int64_t work,
                                   window_.speed_error(),
                                   seconds_per_stage_,
                                   rebuild_s_};
-  std::vector<balance::RankSummary> all(std::size_t(rt_.comm().size()));
-  rt_.comm().allgather_bytes(&mine, sizeof mine, all.data());
+  std::vector<balance::RankSummary> all(rt_.comm().is_root() ? std::size_t(rt_.comm().size()) : 0);
+  rt_.comm().gather_bytes(&mine, sizeof mine, all.data());
   return all;
+}
+
+LoadBalancer::Placement LoadBalancer::placement(std::span<const balance::RankSummary> ranks) const {
+  std::vector<Placement> all;
+  if (rt_.comm().is_root()) {
+    const std::vector<double> speeds = balance::rank_speeds(ranks);
+    std::int64_t offset = 0;
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      all.push_back({offset, speeds[r]});
+      offset += ranks[r].work;
+    }
+  }
+  Placement mine;
+  rt_.comm().scatter_bytes(all.data(), sizeof mine, &mine);
+  return mine;
 }
 
 std::optional<std::vector<double>> LoadBalancer::refinement_shares(int ts) {
@@ -154,8 +169,12 @@ std::optional<std::vector<double>> LoadBalancer::refinement_shares(int ts) {
     cut_shares_ =
         it != replay_.shares.end() ? it->second : std::vector<double>(std::size_t(P), 1.0);
   } else {
-    speeds_ = balance::settled_speeds(cut_ranks_, speeds_, rule_.noise, rule_.threshold);
-    cut_shares_ = balance::shares_of(speeds_);
+    if (rt_.comm().is_root()) {
+      speeds_ = balance::settled_speeds(cut_ranks_, speeds_, rule_.noise, rule_.threshold);
+      cut_shares_ = balance::shares_of(speeds_);
+    }
+    cut_shares_.resize(std::size_t(P));
+    rt_.comm().broadcast_bytes(cut_shares_.data(), int(cut_shares_.size() * sizeof(double)));
   }
   return cut_shares_;
 }
@@ -231,34 +250,48 @@ std::vector<std::int64_t> LoadBalancer::curve_weights(const mesh::Domain& domain
 LoadBalancer::Outcome LoadBalancer::judged(std::span<const balance::RankSummary> ranks,
                                            std::span<const std::int64_t> weights,
                                            const mesh::CurveView& view, double horizon_stages) {
-  const int me = rt_.comm().rank();
-  const std::vector<double> speeds =
-      balance::settled_speeds(ranks, speeds_, rule_.noise, rule_.threshold);
-  const balance::Price price{link_, double(mesh::migrated_block_bytes(config_.block_shape()))};
-  balance::Proposal p =
-      balance::propose(ranks, {strategy_, config_.lb_max_move, speeds, horizon_stages, price});
-  const balance::Verdict v = balance::accept(p, rule_, hysteresis_);
+  const auto& comm = rt_.comm();
+  // Rank 0 proposes and judges; the others learn the verdict and, when it is taken, the new
+  // boundaries along the curve (P + 1 numbers) and where their own blocks begin on it.
   Outcome o;
-  o.reason = std::string(balance::reason(v));
-  o.take = v == balance::Verdict::kTake;
-  if (o.take) {
-    o.targets = balance::owners(weights, balance::offset_of(ranks, me), p.to, view.family_start);
-    speeds_ = speeds;
-    hysteresis_.taken(p);
-  } else {
-    o.targets.assign(weights.size(), me);
+  std::vector<std::int64_t> verdict(std::size_t(comm.size()) + 2, 0);  // taken, then boundaries
+  if (comm.is_root()) {
+    const std::vector<double> speeds =
+        balance::settled_speeds(ranks, speeds_, rule_.noise, rule_.threshold);
+    const balance::Price price{link_, double(mesh::migrated_block_bytes(config_.block_shape()))};
+    balance::Proposal p =
+        balance::propose(ranks, {strategy_, config_.lb_max_move, speeds, horizon_stages, price});
+    const balance::Verdict v = balance::accept(p, rule_, hysteresis_);
+    o.reason = std::string(balance::reason(v));
+    if (v == balance::Verdict::kTake) {
+      verdict[0] = 1;
+      std::copy(p.to.begin(), p.to.end(), verdict.begin() + 1);
+      speeds_ = speeds;
+      hysteresis_.taken(p);
+    }
+    o.proposal = std::move(p);
   }
-  o.proposal = std::move(p);
+  comm.broadcast_bytes(verdict.data(), int(verdict.size() * sizeof(std::int64_t)));
+  o.take = verdict[0] != 0;
+  if (!o.take) {
+    o.targets.assign(weights.size(), comm.rank());
+    return o;
+  }
+  o.placement = placement(ranks);
+  o.targets = balance::owners(weights, o.placement.offset, std::span(verdict).subspan(1),
+                              view.family_start);
   return o;
 }
 
 LoadBalancer::Outcome LoadBalancer::replayed(int ts, const mesh::Domain& domain,
-                                             std::span<const std::size_t> order) const {
+                                             std::span<const std::size_t> order,
+                                             std::span<const balance::RankSummary> ranks) const {
   Outcome o;
   o.reason = "replay";
   // Collective (every rank at every balancing step), checked on every rank before any acts.
   o.targets = replay_targets(replay_, ts, rt_.comm(), domain.leaves, order);
   o.take = replay_.moves.contains(ts);
+  if (o.take) o.placement = placement(ranks);
   return o;
 }
 
@@ -321,7 +354,7 @@ void LoadBalancer::decide(int ts, mesh::Domain& domain, std::span<const std::int
   const auto& comm = rt_.comm();
   const int me = comm.rank();
   Outcome o = config_.lb_replay_path.empty() ? judged(ranks, weights, view, horizon_stages)
-                                             : replayed(ts, domain, view.order);
+                                             : replayed(ts, domain, view.order, ranks);
   // A cut that moves no block after all (its boundaries moved less than a block) is skipped.
   o.take = o.take && comm.any(std::ranges::any_of(o.targets, [&](int t) { return t != me; }));
   log_decision(ts, domain, view.order, o, ranks);
@@ -330,7 +363,7 @@ void LoadBalancer::decide(int ts, mesh::Domain& domain, std::span<const std::int
     ++stats_.decisions_skipped;
     return;
   }
-  migrate(ts, domain, view, o.targets, balance::rank_speeds(ranks)[std::size_t(me)]);
+  migrate(ts, domain, view, o.targets, o.placement.speed);
   ++stats_.decisions_taken;
 }
 
@@ -389,12 +422,14 @@ void LoadBalancer::log_decision(int ts, const mesh::Domain& domain,
 void LoadBalancer::finish(std::int64_t work, std::int64_t blocks) {
   if (rt_.comm().size() > 1) {
     const auto ranks = summaries(work, blocks);
-    const std::vector<double> t = rank_times(ranks);
-    stats_.final_imbalance = imbalance_of(t);
-    const double total = double(balance::offset_of(ranks, int(ranks.size())));
-    stats_.final_shares.assign(ranks.size(), 0.0);
-    for (std::size_t r = 0; r < ranks.size(); ++r)
-      stats_.final_shares[r] = total > 0 ? double(ranks[r].work) / total : 0.0;
+    if (rt_.comm().is_root()) {
+      const std::vector<double> t = rank_times(ranks);
+      stats_.final_imbalance = imbalance_of(t);
+      const double total = double(balance::offset_of(ranks, int(ranks.size())));
+      stats_.final_shares.assign(ranks.size(), 0.0);
+      for (std::size_t r = 0; r < ranks.size(); ++r)
+        stats_.final_shares[r] = total > 0 ? double(ranks[r].work) / total : 0.0;
+    }
   }
   if (config_.lb_log_path.empty()) return;
   write_on_root(rt_.comm().get(), config_.lb_log_path, log_, "--lb_log file");

@@ -5,7 +5,8 @@
 // where they agree within the noise); between refinements, at a decision, runtime/balance.hpp
 // proposes a cut and takes it only when its gain beats the measured noise and the migration
 // cost (bytes over the link speed measured at start-up). The measurement, the summaries (one
-// collective), the proposal, the verdict, the migration and the log are separate steps here.
+// gather: rank 0 decides and tells the others), the proposal, the verdict, the migration and the
+// log are separate steps here.
 // Cuts and decisions can be logged (one JSON line each) and replayed.
 #pragma once
 
@@ -35,7 +36,7 @@ struct BalanceStats {
   std::int64_t blocks_migrated_at_refinement = 0;  // all ranks, by the cuts
   std::int64_t bytes_migrated = 0;                 // all ranks
   double final_imbalance = 1.0;      // max over mean of the rank times predicted at the end
-  std::vector<double> final_shares;  // each rank's fraction of the work at the end
+  std::vector<double> final_shares;  // each rank's fraction of the work at the end (rank 0)
   struct Sample {
     int timestep = 0;
     std::vector<double> seconds_per_stage;  // predicted, per rank, before the cut or decision
@@ -81,24 +82,39 @@ class LoadBalancer {
   const runtime::LinkModel& link() const { return link_; }
 
  private:
-  // What a decision came to: this rank's targets along the curve and why.
+  // Where this rank's blocks begin along the curve (its offset in the work of all) and its
+  // measured speed, as rank 0 works them out from the summaries.
+  struct Placement {
+    std::int64_t offset = 0;
+    double speed = 0;
+  };
+  // What a decision came to: this rank's targets along the curve and why (the reason and the
+  // proposal on rank 0), and, when it is taken, this rank's placement.
   struct Outcome {
     std::vector<int> targets;
     bool take = false;
     std::string reason;
     std::optional<runtime::balance::Proposal> proposal;
+    Placement placement;
   };
-  // Collective: every rank's summary, this rank's built from `work` and `blocks`.
+  // Collective: every rank's summary on rank 0 (empty elsewhere), this rank's built from `work`
+  // and `blocks`. Rank 0 alone decides from them: P summaries on one rank, where an allgather
+  // put P^2 in all (3.7 GB at 4096 simulated ranks).
   std::vector<runtime::balance::RankSummary> summaries(std::int64_t work,
                                                        std::int64_t blocks) const;
+  // Collective: this rank's placement, from rank 0's `ranks`.
+  Placement placement(std::span<const runtime::balance::RankSummary> ranks) const;
   std::vector<std::int64_t> curve_weights(const mesh::Domain& domain,
                                           std::span<const std::size_t> order,
                                           std::span<const std::int64_t> unit_weights,
                                           const std::vector<Object>& objects, double delta) const;
+  // Collective: rank 0 proposes and judges (`ranks` there), every rank gets the verdict.
   Outcome judged(std::span<const runtime::balance::RankSummary> ranks,
                  std::span<const std::int64_t> weights, const mesh::CurveView& view,
                  double horizon_stages);
-  Outcome replayed(int ts, const mesh::Domain& domain, std::span<const std::size_t> order) const;
+  // Collective: the logged decision's targets, and this rank's placement when it moves blocks.
+  Outcome replayed(int ts, const mesh::Domain& domain, std::span<const std::size_t> order,
+                   std::span<const runtime::balance::RankSummary> ranks) const;
   // Collective: moves the blocks, checks where they arrived; returns the blocks moved (all ranks).
   std::int64_t migrate(int ts, mesh::Domain& domain, const mesh::CurveView& view,
                        std::span<const int> targets, double speed);
@@ -125,12 +141,14 @@ class LoadBalancer {
   double rebuild_s_ = 0;                // the last migration's time beyond its bytes
   std::int64_t work_ = 0, blocks_ = 0;  // at the last batch
 
-  // The same on every rank.
+  // Rank 0's (empty or unused elsewhere): what its decisions and cuts remember.
   std::vector<double> speeds_;  // relative speeds of the last cut taken (settled_speeds)
   runtime::balance::Hysteresis hysteresis_;
   double last_measured_max_ = 0;  // measured max seconds per stage, last decision
-  int recheck_ = -1;              // a timestep after which a decision is due (recheck_after)
-  // The refinement step under way: its shares and the summaries they came from.
+  // The same on every rank.
+  int recheck_ = -1;  // a timestep after which a decision is due (recheck_after)
+  // The refinement step under way: its shares (every rank) and the summaries they came from
+  // (rank 0).
   std::vector<double> cut_shares_;
   std::vector<runtime::balance::RankSummary> cut_ranks_;
 };

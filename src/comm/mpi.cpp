@@ -157,6 +157,21 @@ void Communicator::allgather_bytes(const void* mine, int bytes, void* all) const
   MPI_Allgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, comm_);
 }
 
+void Communicator::gather_bytes(const void* mine, int bytes, void* all) const {
+  note(1);
+  MPI_Gather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, 0, comm_);
+}
+
+void Communicator::broadcast_bytes(void* data, int bytes) const {
+  note(1);
+  MPI_Bcast(data, bytes, MPI_BYTE, 0, comm_);
+}
+
+void Communicator::scatter_bytes(const void* all, int bytes, void* mine) const {
+  note(1);
+  MPI_Scatter(all, bytes, MPI_BYTE, mine, bytes, MPI_BYTE, 0, comm_);
+}
+
 Spread spread(const Communicator& comm, double local) {
   comm.note(2);
   double extremes[2] = {-local, local};  // max of -x is -min: one reduction for min and max

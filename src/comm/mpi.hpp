@@ -82,6 +82,12 @@ class Communicator {
   std::vector<std::vector<std::int64_t>> gather(std::span<const std::int64_t> mine) const;
   // Every rank's `bytes` bytes at `mine`, in rank order, into `all` (size() * bytes).
   void allgather_bytes(const void* mine, int bytes, void* all) const;
+  // The same into rank 0's `all` alone (read on rank 0 only).
+  void gather_bytes(const void* mine, int bytes, void* all) const;
+  // Rank 0's `bytes` bytes at `data` into every rank's `data`.
+  void broadcast_bytes(void* data, int bytes) const;
+  // Rank r's `bytes` bytes of rank 0's `all` (size() * bytes, read on rank 0 only) into `mine`.
+  void scatter_bytes(const void* all, int bytes, void* mine) const;
 
   // What this rank has asked of MPI through this communicator: collectives (each one, blocking
   // or not, involves every rank) and point-to-point messages sent. Callers that use get()
