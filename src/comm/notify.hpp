@@ -17,7 +17,6 @@ namespace miniamr::comm {
 struct Notice {
   int rank = 0;
   int bytes = 0;
-  bool operator==(const Notice&) const = default;
 };
 
 // Collective over `comm`. `sends`: the messages this rank will send (to other ranks; a rank
