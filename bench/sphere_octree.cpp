@@ -213,7 +213,7 @@ void refine_rec(Coord x, Coord y, Coord z, int level, const Sphere& s, std::vect
 
 }  // namespace
 
-std::uint64_t morton_code(const Key& k) {
+std::uint64_t code_in_root(const Key& k) {
   return spread3(k.x[0]) | (spread3(k.x[1]) << 1) | (spread3(k.x[2]) << 2);
 }
 
@@ -243,7 +243,7 @@ std::vector<Key> balance_faces(std::span<const Key> leaves) {
   Constraints cons(finest);
   for (const Key& k : leaves) {
     assert(k.x[0] < octree::side(0) && k.x[1] < octree::side(0) && k.x[2] < octree::side(0));
-    const std::uint64_t c = morton_code(k);
+    const std::uint64_t c = code_in_root(k);
     orig.code.push_back(c);
     orig.level.push_back(k.level);
     cons.add_leaf(c, k.level);

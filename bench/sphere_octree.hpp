@@ -15,7 +15,7 @@ namespace miniamr::bench {
 
 // Morton code of k's lower corner at kMaxLevel resolution (x in bit 0 of each 3-bit digit).
 // On one root block, (code, level) ordered lexicographically is octree::MortonLess order.
-std::uint64_t morton_code(const octree::Key& k);
+std::uint64_t code_in_root(const octree::Key& k);
 octree::Key key_from_code(std::uint64_t code, int level);
 
 // The leaves, in Morton order, of the unit cube refined recursively wherever an octant touches

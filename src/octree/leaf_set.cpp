@@ -5,30 +5,32 @@
 
 namespace miniamr::octree {
 
-LeafSet::LeafSet(std::vector<Key> keys) : keys_(std::move(keys)) {
-  assert(std::is_sorted(keys_.begin(), keys_.end(), MortonLess{}));
+LeafSet::LeafSet(std::vector<Key> keys) : keys_(std::move(keys)), codes_(keys_.size()) {
+  for (std::size_t i = 0; i < keys_.size(); ++i) codes_[i] = morton_code(keys_[i]);
+  assert(std::is_sorted(codes_.begin(), codes_.end()));
 }
 
 std::optional<std::size_t> LeafSet::find(const Key& k) const {
-  const auto it = std::lower_bound(keys_.begin(), keys_.end(), k, MortonLess{});
-  if (it == keys_.end() || !(*it == k)) return std::nullopt;
-  return std::size_t(it - keys_.begin());
+  const MortonCode c = morton_code(k);
+  const auto it = std::lower_bound(codes_.begin(), codes_.end(), c);
+  if (it == codes_.end() || *it != c) return std::nullopt;
+  return std::size_t(it - codes_.begin());
 }
 
 std::optional<std::size_t> LeafSet::find_covering(const Key& k) const {
   // An ancestor sorts before k and nothing sorts between them but its own descendants, so the
   // covering leaf, if present, is k itself or k's immediate predecessor.
-  const auto it = std::upper_bound(keys_.begin(), keys_.end(), k, MortonLess{});
-  if (it == keys_.begin()) return std::nullopt;
-  const auto i = std::size_t(it - keys_.begin()) - 1;
+  const auto it = std::upper_bound(codes_.begin(), codes_.end(), morton_code(k));
+  if (it == codes_.begin()) return std::nullopt;
+  const auto i = std::size_t(it - codes_.begin()) - 1;
   if (contains(keys_[i], k)) return i;
   return std::nullopt;
 }
 
 std::pair<std::size_t, std::size_t> LeafSet::range_within(const Key& k) const {
-  const auto first = std::lower_bound(keys_.begin(), keys_.end(), k, MortonLess{});
-  const auto last = std::upper_bound(first, keys_.end(), last_descendant(k), MortonLess{});
-  return {std::size_t(first - keys_.begin()), std::size_t(last - keys_.begin())};
+  const auto first = std::lower_bound(codes_.begin(), codes_.end(), morton_code(k));
+  const auto last = std::upper_bound(first, codes_.end(), morton_code(last_descendant(k)));
+  return {std::size_t(first - codes_.begin()), std::size_t(last - codes_.begin())};
 }
 
 FaceLookup LeafSet::across(const Key& k, Face f, const RootGrid& grid) const {

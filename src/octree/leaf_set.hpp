@@ -1,4 +1,5 @@
-// The leaves a rank holds: keys sorted along the Morton curve, found by binary search.
+// The leaves a rank holds: keys sorted along the Morton curve, found by binary search over
+// their Morton codes (kept beside them).
 #pragma once
 
 #include <cstddef>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "octree/key.hpp"
+#include "octree/morton_code.hpp"
 
 namespace miniamr::octree {
 
@@ -47,6 +49,7 @@ class LeafSet {
 
  private:
   std::vector<Key> keys_;
+  std::vector<MortonCode> codes_;  // morton_code(keys_[i])
 };
 
 // The leaves of the full root grid at level 0, in Morton order.

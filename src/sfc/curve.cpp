@@ -3,31 +3,18 @@
 #include <algorithm>
 #include <numeric>
 
+#include "octree/morton_code.hpp"
+
 namespace miniamr::sfc {
 
 namespace {
-
-// Moves bit i of the low 21 bits of v to bit 3i ("magic bits": five shift-and-mask steps).
-std::uint64_t spread3(std::uint64_t v) {
-  v &= 0x1fffff;
-  v = (v | v << 32) & 0x1f00000000ffffULL;
-  v = (v | v << 16) & 0x1f0000ff0000ffULL;
-  v = (v | v << 8) & 0x100f00f00f00f00fULL;
-  v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
-  v = (v | v << 2) & 0x1249249249249249ULL;
-  return v;
-}
-
-// Bit i of a 32-bit word to bit 3i of a position.
-Position spread3(std::uint32_t w) {
-  return Position(spread3(std::uint64_t(w))) | Position(spread3(std::uint64_t(w >> 21))) << 63;
-}
 
 // Interleaves three b-bit words, the first most significant at each bit: bit j of word i goes
 // to bit 3j + 2 - i. Positions are made for every neighbour a refinement step looks up, so
 // this is shifts and masks rather than a loop over the 96 bits.
 Position interleave(const std::array<std::uint32_t, 3>& w, int b) {
   const std::uint32_t mask = b >= 32 ? ~std::uint32_t{0} : (std::uint32_t{1} << b) - 1;
+  using octree::spread3;
   return spread3(w[0] & mask) << 2 | spread3(w[1] & mask) << 1 | spread3(w[2] & mask);
 }
 
@@ -56,7 +43,7 @@ void axes_to_transpose(std::array<std::uint32_t, 3>& x, int b) {
 
 // Position of the finest cell at the block's lower corner.
 Position corner_position(const octree::Key& k, const CurveSpace& s) {
-  if (s.curve == Curve::kMorton) return interleave({k.x[2], k.x[1], k.x[0]}, 32);
+  if (s.curve == Curve::kMorton) return octree::morton_corner(k);
   std::array<std::uint32_t, 3> x{k.x[0], k.x[1], k.x[2]};
   axes_to_transpose(x, s.bits);
   return interleave(x, s.bits);

@@ -8,6 +8,7 @@
 #include "octree/geometry.hpp"
 #include "octree/key.hpp"
 #include "octree/leaf_set.hpp"
+#include "octree/morton_code.hpp"
 
 using namespace miniamr::octree;
 
@@ -62,6 +63,28 @@ TEST(Key, MortonLessMatchesInterleavedCodeAndPutsAncestorsFirst) {
   const Key r = root_key(0, 0, 0);
   EXPECT_TRUE(morton_less(r, child(r, 0)));
   EXPECT_TRUE(morton_less(child(child(r, 7), 7), root_key(1, 0, 0)));
+}
+
+TEST(Key, MortonCodesOrderAsMortonLessDoes) {
+  // Root indices up to the largest grid, so the corner's top 11 bits (the second word of the
+  // spread) are exercised; chains of first children share their ancestors' corners.
+  std::mt19937 rng(11);
+  std::vector<Key> keys;
+  for (int n = 0; n < 400; ++n) {
+    Key k = root_key(int(rng() % kMaxRootBlocks), int(rng() % 7), int(rng() % kMaxRootBlocks));
+    keys.push_back(k);
+    const int levels = int(rng() % 8);
+    for (int l = 0; l < levels; ++l)
+      keys.push_back(k = child(k, rng() % 3 == 0 ? 0 : int(rng() % 8)));
+  }
+  for (const Key& a : keys) {
+    ASSERT_EQ(morton_corner(a), interleave(a));
+    for (std::size_t j = 0; j < keys.size(); j += 7) {
+      const Key& b = keys[j];
+      ASSERT_EQ(morton_code(a) < morton_code(b), morton_less(a, b)) << a << " " << b;
+      ASSERT_EQ(morton_code(a) == morton_code(b), a == b);
+    }
+  }
 }
 
 TEST(Key, ChildrenFollowOctantOrderOnTheCurve) {
