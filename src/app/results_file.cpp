@@ -13,6 +13,7 @@
 #include "app/build_info.hpp"
 #include "app/report.hpp"
 #include "app/results_keys.hpp"
+#include "comm/mpi.hpp"
 #include "io/printable.hpp"
 #include "io/yaml_text.hpp"
 
@@ -149,6 +150,10 @@ void write_identity(Writer& w, const Report& r) {
   w.kv(key("provenance.git_revision"), b.git_revision);
   w.kv(key("provenance.compiler"), b.compiler);
   w.kv(key("provenance.mpi_library"), b.mpi_library);
+  if (const auto eager = comm::shared_memory_eager_bytes())
+    w.kv(key("provenance.mpi_eager_limit"), *eager);
+  else
+    w.null(key("provenance.mpi_eager_limit"));
   w.kv(key("provenance.tbb"), b.tbb);
   w.kv(key("provenance.kokkos"), b.kokkos);
   w.kv(key("provenance.host"), r.host);

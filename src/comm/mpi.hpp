@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -28,7 +29,16 @@ class MpiHandle {
   Handle handle_{};
 };
 
+// Open MPI's eager limit on shared memory that MpiEnvironment sets unless the user has
+// (OMPI_MCA_btl_vader_eager_limit; Open MPI's default is 4096).
+inline constexpr const char* kSharedMemoryEagerBytes = "32768";
+
+// The eager limit Open MPI's shared-memory transport runs with, read through the MPI tool
+// interface (MPI_T) once MPI is up; nothing under another MPI or the simulation build.
+std::optional<std::int64_t> shared_memory_eager_bytes();
+
 // MPI_Init on construction, MPI_Finalize on destruction (unless MPI was already up).
+
 class MpiEnvironment {
  public:
   MpiEnvironment(int& argc, char**& argv);

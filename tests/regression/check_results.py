@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """--results PATH and --results_format: the file is written where asked (even without
 --report_perf 1), in YAML or JSON with the same keys, and carries the schema version, the
-provenance of the run and per-rank figures. Its keys are those of results_keys.txt, in order
+provenance of the run (the eager limit Open MPI's shared-memory transport ran with: miniamr's
+default, or the one the environment gives) and per-rank figures. Its keys are those of results_keys.txt, in order
 (the list the Python reader takes its names from), for both runtimes; and the end report says
 what ran: the static runtime's curve cut, the dynamic balancer's strategy, decisions and blocks
 migrated, as results.yaml counts them.
@@ -102,9 +103,11 @@ def main():
                                              "--report_perf", "0"]),
                             ("dynamic", ["--results", "out/d.yaml", "--report_perf", "4",
                                          "--runtime", "dynamic", "--slow_rank", "1:4"])):
+            # The JSON run says which eager limit to use; the others run with miniamr's.
+            run_env = dict(env, OMPI_MCA_btl_vader_eager_limit="8192") if name == "json" else env
             p = subprocess.run(["mpirun", "-q", "-np", "3", os.path.abspath(a.miniamr),
                                 os.path.abspath(a.deck), "--num_tsteps", "30"] + extra,
-                               cwd=work, env=env, capture_output=True, text=True, timeout=300)
+                               cwd=work, env=run_env, capture_output=True, text=True, timeout=300)
             stdout[name] = p.stdout
             path = os.path.join(work, extra[1])
             if p.returncode != 0 or not os.path.exists(path):
@@ -131,6 +134,12 @@ def main():
             problems += revision_problems(prov.get("git_revision", ""))
             if prov.get("batch_job") != "SLURM_JOB_ID=4242":
                 problems.append(f"provenance.batch_job {prov.get('batch_job')!r}")
+            if "Open MPI" in prov.get("mpi_library", ""):
+                want = "8192" if name == "json" else env.get("OMPI_MCA_btl_vader_eager_limit",
+                                                             "32768")
+                if str(prov.get("mpi_eager_limit")) != want:
+                    problems.append(f"provenance.mpi_eager_limit {prov.get('mpi_eager_limit')}, "
+                                    f"want {want} (the shared-memory transport's, as it ran)")
             if "--results" not in prov.get("command_line", ""):
                 problems.append("the command line is not the run's")
             per_rank = d.get("per_rank", {})
