@@ -174,6 +174,12 @@ def check_compare(c):
                 abs(float(s["paired_ratio_to_static"]) - ratio) <= 1e-3 * ratio and
                 s["paired_static_min"] == s["paired_ratio_to_static"] == s["paired_static_max"],
                 f"compare: paired ratio to static: {s}")
+        static = next(r for r in rows if r["variant"] == "static")
+        mine = next(r for r in rows if r["variant"] == s["variant"])
+        loop = float(mine["total_time_ave"]) / float(static["total_time_ave"])
+        c.check(abs(float(s["loop_ratio_to_static"]) - loop) <= 1e-3 * loop and
+                s["loop_static_min"] == s["loop_ratio_to_static"] == s["loop_static_max"],
+                f"compare: time-loop ratio to static {s['loop_ratio_to_static']}, want {loop}")
     c.check("against the static run of the same repetition" in p.stdout,
             "compare: the terminal table shows no paired ratios to static", p)
     why = png_problem(os.path.join(out, "compare.png"))

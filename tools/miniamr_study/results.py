@@ -21,7 +21,8 @@ SUMMARY_COLUMNS = ["study", "deck", "point", "ranks", "threads", "root_grid", "v
                    "pairs", "paired_ratio_to_reference", "paired_ratio_min", "paired_ratio_max",
                    "refine_ratio_to_reference", "refine_ratio_min", "refine_ratio_max",
                    "static_pairs", "paired_ratio_to_static", "paired_static_min",
-                   "paired_static_max", "field_digest", "oversubscribed", "simulated"]
+                   "paired_static_max", "loop_ratio_to_static", "loop_static_min",
+                   "loop_static_max", "field_digest", "oversubscribed", "simulated"]
 # The phases (averages over ranks) a summary gives the median of: its column, runs.csv's column.
 PHASE_COLUMNS = [("comp_median", "T_comp"), ("comm_median", "T_comm"),
                  ("checksum_median", "T_checksum"), ("ref_median", "T_ref"), ("lb_median", "T_lb")]
@@ -265,6 +266,13 @@ def summarize(rows, kind):
                 s.update({"paired_ratio_to_static": statistics.median(walls),
                           "paired_static_min": min(walls), "paired_static_max": max(walls),
                           "static_pairs": len(walls)})
+            # The time loops alone: the launch (about 0.3 s of a small run, the same for both)
+            # is no part of what a runtime can win or lose.
+            loops = paired_ratios(rows, point, variant, lambda r: _num(r["total_time_ave"]),
+                                  static)
+            if loops:
+                s.update({"loop_ratio_to_static": statistics.median(loops),
+                          "loop_static_min": min(loops), "loop_static_max": max(loops)})
     table = []
     for s in out.values():
         table.append({c: (_fmt(s.get(c)) if isinstance(s.get(c), float) else s.get(c, ""))
@@ -345,7 +353,10 @@ def text_table(stats):
         lines.append(f"{s['point']:8s} {s['variant'][:28]:28s} "
                      f"wall {s['paired_ratio_to_static']:.3f} "
                      f"({s['paired_static_min']:.3f}..{s['paired_static_max']:.3f}), "
-                     f"{s['static_pairs']} pair(s)")
+                     + (f"time loop {s['loop_ratio_to_static']:.3f} "
+                        f"({s['loop_static_min']:.3f}..{s['loop_static_max']:.3f}), "
+                        if s.get("loop_ratio_to_static") is not None else "")
+                     + f"{s['static_pairs']} pair(s)")
     paired = [s for s in stats if s.get("paired_ratio_to_reference") is not None]
     if paired:
         lines.append("")
