@@ -29,12 +29,13 @@ class MpiHandle {
   Handle handle_{};
 };
 
-// Open MPI's eager limit on shared memory that MpiEnvironment sets unless the user has
-// (OMPI_MCA_btl_vader_eager_limit; Open MPI's default is 4096).
+// Open MPI's eager limit on shared memory, which MpiEnvironment sets unless the user has
+// (Open MPI's default is 4096 bytes).
+inline constexpr const char* kSharedMemoryEagerVariable = "OMPI_MCA_btl_vader_eager_limit";
 inline constexpr const char* kSharedMemoryEagerBytes = "32768";
 
-// The eager limit Open MPI's shared-memory transport runs with, read through the MPI tool
-// interface (MPI_T) once MPI is up; nothing under another MPI or the simulation build.
+// The eager limit Open MPI's shared-memory transport was given (kSharedMemoryEagerVariable);
+// nothing in the simulation build or when the variable is unset or not a number.
 std::optional<std::int64_t> shared_memory_eager_bytes();
 
 // MPI_Init on construction, MPI_Finalize on destruction (unless MPI was already up).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """--results PATH and --results_format: the file is written where asked (even without
 --report_perf 1), in YAML or JSON with the same keys, and carries the schema version, the
-provenance of the run (the eager limit Open MPI's shared-memory transport ran with: miniamr's
+provenance of the run (the eager limit Open MPI's shared-memory transport was given: miniamr's
 default, or the one the environment gives) and per-rank figures. Its keys are those of results_keys.txt, in order
 (the list the Python reader takes its names from), for both runtimes; and the end report says
 what ran: the static runtime's curve cut, the dynamic balancer's strategy, decisions and blocks
@@ -139,7 +139,7 @@ def main():
                                                              "32768")
                 if str(prov.get("mpi_eager_limit")) != want:
                     problems.append(f"provenance.mpi_eager_limit {prov.get('mpi_eager_limit')}, "
-                                    f"want {want} (the shared-memory transport's, as it ran)")
+                                    f"want {want} (the shared-memory transport's, as given)")
             if "--results" not in prov.get("command_line", ""):
                 problems.append("the command line is not the run's")
             per_rank = d.get("per_rank", {})
