@@ -24,11 +24,11 @@ stencil::FaceLink link_between(const octree::Key& receiver, const octree::Key& s
   return {stencil::GhostRelation::kFineToCoarse, face, quadrant_of(sender, axis)};
 }
 
-// The leaves (indices into nb.all) that fill `k`'s ghost face f.
+// The leaves (indices into nb.all) that fill ghost face f of leaf i of nb.all.
 template <class Fn>
-void for_each_sender(const Neighbourhood& nb, const octree::RootGrid& grid, const octree::Key& k,
+void for_each_sender(const Neighbourhood& nb, const octree::RootGrid& grid, std::size_t i,
                      octree::Face f, Fn&& fn) {
-  const octree::FaceLookup across = nb.all.across(k, f, grid);
+  const octree::FaceLookup across = nb.all.across(nb.all[i], f, grid, i);
   for (int n = 0; n < across.count; ++n) fn(across.index[std::size_t(n)]);
 }
 
@@ -60,7 +60,7 @@ GhostPlan build_ghost_plan(const Domain& domain, const Neighbourhood& nb) {
         plan.boundary[axis].push_back({nb.local_index[i], face});
         continue;
       }
-      for_each_sender(nb, domain.grid, k, f, [&](std::size_t j) {
+      for_each_sender(nb, domain.grid, i, f, [&](std::size_t j) {
         const octree::Key& s = nb.all[j];
         const stencil::FaceLink link = link_between(k, s, face);
         const bool local_sender = nb.is_local(j);

@@ -34,7 +34,7 @@ bool touches_or_sibling(const octree::LeafSet& leaves, std::size_t i, const octr
   for (const octree::Face f : octree::kFaces) {
     const auto n = octree::face_neighbour(k, f, grid);
     if (!n) continue;
-    if (const auto c = leaves.find_covering(*n)) {
+    if (const auto c = leaves.find_covering(*n, i)) {
       if (pick(*c)) return true;
       continue;
     }

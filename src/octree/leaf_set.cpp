@@ -10,37 +10,68 @@ LeafSet::LeafSet(std::vector<Key> keys) : keys_(std::move(keys)), codes_(keys_.s
   assert(std::is_sorted(codes_.begin(), codes_.end()));
 }
 
-std::optional<std::size_t> LeafSet::find(const Key& k) const {
-  const MortonCode c = morton_code(k);
-  const auto it = std::lower_bound(codes_.begin(), codes_.end(), c);
-  if (it == codes_.end() || *it != c) return std::nullopt;
-  return std::size_t(it - codes_.begin());
+std::size_t LeafSet::upper(MortonCode c, std::size_t near) const {
+  const auto at = [&](std::size_t lo, std::size_t hi) {
+    return std::size_t(std::upper_bound(codes_.begin() + std::ptrdiff_t(lo),
+                                        codes_.begin() + std::ptrdiff_t(hi), c) -
+                       codes_.begin());
+  };
+  const std::size_t n = codes_.size();
+  if (near >= n) return at(0, n);
+  // Galloping: steps of 1, 2, 4, ... away from `near` until the answer is bracketed, then a
+  // binary search of the bracket [lo, hi] (codes_[lo - 1] <= c < codes_[hi]).
+  std::size_t lo = 0, hi = 0;
+  if (codes_[near] <= c) {
+    lo = hi = near + 1;
+    for (std::size_t step = 1; hi < n && codes_[hi] <= c; step *= 2) {
+      lo = hi + 1;
+      hi = lo + step;
+    }
+    return at(lo, std::min(hi, n));
+  }
+  hi = near;
+  for (std::size_t step = 1;; step *= 2) {
+    const std::size_t probe = hi > step ? hi - step : 0;
+    if (codes_[probe] <= c) {
+      lo = probe + 1;
+      break;
+    }
+    hi = probe;
+    if (probe == 0) break;
+  }
+  return at(lo, hi);
 }
 
-std::optional<std::size_t> LeafSet::find_covering(const Key& k) const {
+std::optional<std::size_t> LeafSet::find(const Key& k, std::size_t near) const {
+  const MortonCode c = morton_code(k);
+  const std::size_t i = upper(c, near);
+  if (i == 0 || codes_[i - 1] != c) return std::nullopt;
+  return i - 1;
+}
+
+std::optional<std::size_t> LeafSet::find_covering(const Key& k, std::size_t near) const {
   // An ancestor sorts before k and nothing sorts between them but its own descendants, so the
   // covering leaf, if present, is k itself or k's immediate predecessor.
-  const auto it = std::upper_bound(codes_.begin(), codes_.end(), morton_code(k));
-  if (it == codes_.begin()) return std::nullopt;
-  const auto i = std::size_t(it - codes_.begin()) - 1;
-  if (contains(keys_[i], k)) return i;
-  return std::nullopt;
+  const std::size_t i = upper(morton_code(k), near);
+  if (i == 0 || !contains(keys_[i - 1], k)) return std::nullopt;
+  return i - 1;
 }
 
-std::pair<std::size_t, std::size_t> LeafSet::range_within(const Key& k) const {
-  const auto first = std::lower_bound(codes_.begin(), codes_.end(), morton_code(k));
-  const auto last = std::upper_bound(first, codes_.end(), morton_code(last_descendant(k)));
-  return {std::size_t(first - codes_.begin()), std::size_t(last - codes_.begin())};
+std::pair<std::size_t, std::size_t> LeafSet::range_within(const Key& k, std::size_t near) const {
+  // Codes are integers: the first code >= c follows the last one <= c - 1.
+  const MortonCode c = morton_code(k);
+  const std::size_t first = c == 0 ? 0 : upper(c - 1, near);
+  return {first, upper(morton_code(last_descendant(k)), near)};
 }
 
-FaceLookup LeafSet::across(const Key& k, Face f, const RootGrid& grid) const {
+FaceLookup LeafSet::across(const Key& k, Face f, const RootGrid& grid, std::size_t near) const {
   FaceLookup out;
   const auto n = face_neighbour(k, f, grid);
   if (!n) {
     out.relation = Relation::kBoundary;
     return out;
   }
-  if (const auto c = find_covering(*n)) {
+  if (const auto c = find_covering(*n, near)) {
     out.relation = keys_[*c].level == k.level ? Relation::kSame : Relation::kCoarser;
     out.index[0] = *c;
     out.count = 1;
@@ -52,7 +83,7 @@ FaceLookup LeafSet::across(const Key& k, Face f, const RootGrid& grid) const {
   const int touching = is_upper(f) ? 0 : 1;  // child bit along d on the side facing k
   for (int o = 0; o < 8; ++o) {
     if (((o >> d) & 1) != touching) continue;
-    if (const auto c = find(child(*n, o))) {
+    if (const auto c = find(child(*n, o), near)) {
       out.index[std::size_t(out.count++)] = *c;
     }
   }

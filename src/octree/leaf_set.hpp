@@ -34,13 +34,17 @@ class LeafSet {
   const Key& operator[](std::size_t i) const { return keys_[i]; }
   std::span<const Key> keys() const { return keys_; }
 
-  std::optional<std::size_t> find(const Key& k) const;
+  // Lookups take an optional index `near` where k is expected to sort (the index of the leaf
+  // whose neighbour k is): the search then gallops outward from there, a few steps for the
+  // neighbours that lie close on the curve, instead of a binary search over the whole set.
+  static constexpr std::size_t kNowhere = ~std::size_t{0};
+  std::optional<std::size_t> find(const Key& k, std::size_t near = kNowhere) const;
   // The local leaf that contains k (k itself or an ancestor), if any.
-  std::optional<std::size_t> find_covering(const Key& k) const;
+  std::optional<std::size_t> find_covering(const Key& k, std::size_t near = kNowhere) const;
   // Local leaves inside k's region (k and its descendants): [first, last).
-  std::pair<std::size_t, std::size_t> range_within(const Key& k) const;
+  std::pair<std::size_t, std::size_t> range_within(const Key& k, std::size_t near = kNowhere) const;
   // The local leaves across face f of k (k need not be local).
-  FaceLookup across(const Key& k, Face f, const RootGrid& grid) const;
+  FaceLookup across(const Key& k, Face f, const RootGrid& grid, std::size_t near = kNowhere) const;
   // True when all 8 children of k's parent are leaves here.
   bool family_complete(const Key& k) const;
   // The same for the leaf at index i, without a search: a complete family is eight consecutive
@@ -48,6 +52,9 @@ class LeafSet {
   bool family_complete_at(std::size_t i) const;
 
  private:
+  // The first index whose code exceeds c (std::upper_bound), from `near` when given.
+  std::size_t upper(MortonCode c, std::size_t near) const;
+
   std::vector<Key> keys_;
   std::vector<MortonCode> codes_;  // morton_code(keys_[i])
 };

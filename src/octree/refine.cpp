@@ -37,11 +37,13 @@ class Propagator {
     while (!queue_.empty()) {
       const std::size_t i = queue_.front();
       queue_.pop_front();
-      effects(MarkChange{leaves_[i], marks_[i]}, /*from_here=*/true);
+      effects(MarkChange{leaves_[i], marks_[i]}, /*from_here=*/true, i);
     }
   }
 
-  void receive(const MarkChange& change) { effects(change, /*from_here=*/false); }
+  void receive(const MarkChange& change) {
+    effects(change, /*from_here=*/false, LeafSet::kNowhere);
+  }
 
  private:
   void raise(std::size_t i, std::int8_t m) {
@@ -51,7 +53,8 @@ class Propagator {
     }
   }
 
-  void effects(const MarkChange& c, bool from_here) {
+  // `near`: the index of the changed leaf here (LeafSet::kNowhere for another rank's).
+  void effects(const MarkChange& c, bool from_here, std::size_t near) {
     const Key& k = c.key;
     for (const Face f : kFaces) {
       // Across a face inside the parent lies a sibling, never a coarser leaf: only a refine
@@ -62,14 +65,14 @@ class Propagator {
       if (from_here) posted_ += mailbox_.post_across(f, c);
       // The leaf covering the neighbour is the same-level one or a coarser one; finer leaves
       // across (no covering leaf) are raised by no rule, so they are not looked up.
-      const auto i = leaves_.find_covering(*n);
+      const auto i = leaves_.find_covering(*n, near);
       if (!i) continue;
       if (const auto m = raised_across(k.level, c.mark, leaves_[*i].level)) raise(*i, *m);
     }
     if (k.level > 0 && c.mark >= kStay) {
       const Key family = parent(k);
       if (from_here) posted_ += mailbox_.post_family(c);
-      const auto [first, last] = leaves_.range_within(family);
+      const auto [first, last] = leaves_.range_within(family, near);
       for (std::size_t j = first; j < last; ++j) {
         if (leaves_[j].level == k.level) raise(j, kStay);
       }

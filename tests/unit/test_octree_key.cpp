@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <functional>
 #include <random>
 #include <set>
 #include <unordered_set>
@@ -185,6 +186,48 @@ TEST(LeafSet, FindsSameCoarserAndFinerNeighboursByKey) {
   EXPECT_FALSE(leaves.family_complete(child(r0, 0)));  // sibling 1 is not a leaf
   EXPECT_FALSE(leaves.family_complete(root_key(1, 0, 0)));
   EXPECT_EQ(*leaves.find_covering(child(root_key(1, 0, 0), 6)), leaves.size() - 1);
+}
+
+TEST(LeafSet, SearchesFromANearIndexFindWhatWholeSearchesFind) {
+  // A 2:1-free random refinement of a 3x2x2 grid, queried for every leaf's face neighbours and
+  // their children and parents, from the leaf's own index, both ends, and indices off the end.
+  std::mt19937 rng(5);
+  const RootGrid grid{{3, 2, 2}};
+  std::vector<Key> keys;
+  std::function<void(const Key&)> grow = [&](const Key& k) {
+    if (k.level < 4 && rng() % 3 == 0) {
+      for (int o = 0; o < 8; ++o) grow(child(k, o));
+    } else {
+      keys.push_back(k);
+    }
+  };
+  for (const Key& r : root_leaves(grid)) grow(r);
+  const LeafSet leaves(keys);
+  const std::size_t n = leaves.size();
+  ASSERT_GT(n, 100u);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<Key> queries{leaves[i]};
+    for (const Face f : kFaces)
+      if (const auto nb = face_neighbour(leaves[i], f, grid)) {
+        queries.push_back(*nb);
+        queries.push_back(child(*nb, int(rng() % 8)));
+        if (nb->level > 0) queries.push_back(parent(*nb));
+      }
+    for (const std::size_t near : {i, std::size_t{0}, n - 1, n, n + 5, std::size_t(rng() % n)}) {
+      for (const Key& q : queries) {
+        ASSERT_EQ(leaves.find(q, near), leaves.find(q)) << q << " near " << near;
+        ASSERT_EQ(leaves.find_covering(q, near), leaves.find_covering(q)) << q << " near " << near;
+        ASSERT_EQ(leaves.range_within(q, near), leaves.range_within(q)) << q << " near " << near;
+      }
+      for (const Face f : kFaces) {
+        const FaceLookup a = leaves.across(leaves[i], f, grid, near);
+        const FaceLookup b = leaves.across(leaves[i], f, grid);
+        ASSERT_EQ(a.relation, b.relation);
+        ASSERT_EQ(a.count, b.count);
+        ASSERT_EQ(a.index, b.index);
+      }
+    }
+  }
 }
 
 TEST(LeafSet, FamilyCompleteAtAgreesWithTheSearch) {
