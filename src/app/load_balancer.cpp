@@ -158,7 +158,7 @@ LoadBalancer::Placement LoadBalancer::placement(std::span<const balance::RankSum
   return mine;
 }
 
-std::optional<std::vector<double>> LoadBalancer::refinement_shares(int ts) {
+std::optional<sfc::Shares> LoadBalancer::refinement_shares(int ts) {
   const int P = rt_.comm().size();
   if (P == 1 || strategy_ == balance::Strategy::kNone) return std::nullopt;
   cut_ranks_ = summaries(work_, blocks_);
@@ -166,21 +166,24 @@ std::optional<std::vector<double>> LoadBalancer::refinement_shares(int ts) {
   hysteresis_ = {};  // a new mesh: earlier moves say nothing about its boundaries
   if (!config_.lb_replay_path.empty()) {
     const auto it = replay_.shares.find(ts);
-    cut_shares_ =
-        it != replay_.shares.end() ? it->second : std::vector<double>(std::size_t(P), 1.0);
+    cut_shares_ = sfc::Shares(
+        it != replay_.shares.end() ? it->second : std::vector<double>(std::size_t(P), 1.0));
   } else {
+    // Rank 0 settles the speeds; the shares go out as the few that differ from the rest (one
+    // broadcast of a fixed size while they fit in it).
+    std::vector<double> packed;
     if (rt_.comm().is_root()) {
       speeds_ = balance::settled_speeds(cut_ranks_, speeds_, rule_.noise, rule_.threshold);
-      cut_shares_ = balance::shares_of(speeds_);
+      packed = sfc::Shares(balance::shares_of(speeds_)).packed();
     }
-    cut_shares_.resize(std::size_t(P));
-    rt_.comm().broadcast_bytes(cut_shares_.data(), int(cut_shares_.size() * sizeof(double)));
+    rt_.comm().broadcast_values(packed, kSharesInline);
+    cut_shares_ = sfc::Shares::unpacked(packed);
   }
   return cut_shares_;
 }
 
 void LoadBalancer::refinement_moved(int ts, std::int64_t blocks) {
-  if (cut_shares_.empty()) return;
+  if (!cut_shares_.given()) return;
   ++stats_.refinement_cuts;
   stats_.blocks_migrated += blocks;
   stats_.blocks_migrated_at_refinement += blocks;
@@ -196,7 +199,7 @@ void LoadBalancer::refinement_moved(int ts, std::int64_t blocks) {
     }
     const Json line{{"timestep", ts},
                     {"kind", "refinement"},
-                    {"shares", cut_shares_},
+                    {"shares", cut_shares_.values()},
                     {"speeds", balance::rank_speeds(cut_ranks_)},
                     {"noise", noise},
                     {"speed_error", error},
@@ -251,10 +254,12 @@ LoadBalancer::Outcome LoadBalancer::judged(std::span<const balance::RankSummary>
                                            std::span<const std::int64_t> weights,
                                            const mesh::CurveView& view, double horizon_stages) {
   const auto& comm = rt_.comm();
-  // Rank 0 proposes and judges; the others learn the verdict and, when it is taken, the new
-  // boundaries along the curve (P + 1 numbers) and where their own blocks begin on it.
+  // Rank 0 proposes and judges; the others learn the verdict and, only when it is taken, the
+  // new boundaries along the curve (P + 1 numbers, a second broadcast: a simulation's 4096
+  // ranks would otherwise each hold them at every decision) and where their blocks begin on it.
   Outcome o;
-  std::vector<std::int64_t> verdict(std::size_t(comm.size()) + 2, 0);  // taken, then boundaries
+  std::int64_t taken = 0;
+  std::vector<std::int64_t> bounds;
   if (comm.is_root()) {
     const std::vector<double> speeds =
         balance::settled_speeds(ranks, speeds_, rule_.noise, rule_.threshold);
@@ -264,22 +269,23 @@ LoadBalancer::Outcome LoadBalancer::judged(std::span<const balance::RankSummary>
     const balance::Verdict v = balance::accept(p, rule_, hysteresis_);
     o.reason = std::string(balance::reason(v));
     if (v == balance::Verdict::kTake) {
-      verdict[0] = 1;
-      std::copy(p.to.begin(), p.to.end(), verdict.begin() + 1);
+      taken = 1;
+      bounds = p.to;
       speeds_ = speeds;
       hysteresis_.taken(p);
     }
     o.proposal = std::move(p);
   }
-  comm.broadcast_bytes(verdict.data(), int(verdict.size() * sizeof(std::int64_t)));
-  o.take = verdict[0] != 0;
+  comm.broadcast_bytes(&taken, sizeof taken);
+  o.take = taken != 0;
   if (!o.take) {
     o.targets.assign(weights.size(), comm.rank());
     return o;
   }
+  bounds.resize(std::size_t(comm.size()) + 1);
+  comm.broadcast_bytes(bounds.data(), int(bounds.size() * sizeof(std::int64_t)));
   o.placement = placement(ranks);
-  o.targets = balance::owners(weights, o.placement.offset, std::span(verdict).subspan(1),
-                              view.family_start);
+  o.targets = balance::owners(weights, o.placement.offset, bounds, view.family_start);
   return o;
 }
 

@@ -25,6 +25,7 @@
 #include "runtime/balance.hpp"
 #include "runtime/link_model.hpp"
 #include "runtime/runtime.hpp"
+#include "sfc/shares.hpp"
 
 namespace miniamr::app {
 
@@ -58,7 +59,7 @@ class LoadBalancer {
   // Collective, once at the start of refinement step `ts`: the shares (one per rank, as
   // mesh::Mesh::rebalance takes them) to cut the adapted mesh by, or nothing when this
   // balancer does not cut (one rank, --lb none).
-  std::optional<std::vector<double>> refinement_shares(int ts);
+  std::optional<sfc::Shares> refinement_shares(int ts);
   // After that step's cuts: the blocks they moved (all ranks).
   void refinement_moved(int ts, std::int64_t blocks);
 
@@ -149,7 +150,10 @@ class LoadBalancer {
   int recheck_ = -1;  // a timestep after which a decision is due (recheck_after)
   // The refinement step under way: its shares (every rank) and the summaries they came from
   // (rank 0).
-  std::vector<double> cut_shares_;
+  sfc::Shares cut_shares_;
+  // Doubles of the shares' one broadcast (their count, then sfc::Shares::packed: 3 + 2 per rank
+  // that differs from the rest); more go in a second.
+  static constexpr std::size_t kSharesInline = 64;
   std::vector<runtime::balance::RankSummary> cut_ranks_;
 };
 

@@ -426,14 +426,14 @@ std::vector<std::int64_t> Simulation::block_weights() const {
   return {};
 }
 
-std::optional<std::vector<double>> Simulation::refinement_shares(int ts) {
+std::optional<sfc::Shares> Simulation::refinement_shares(int ts) {
   if (balancer_) return balancer_->refinement_shares(ts);
   if (runtime_.comm().size() == 1) return std::nullopt;
-  return std::vector<double>{};  // equal shares of the weights
+  return sfc::Shares{};  // none: the count cut, equal shares of the weights
 }
 
 bool Simulation::equal_shares() const {
-  return std::ranges::all_of(*cut_shares_, [&](double s) { return s == cut_shares_->front(); });
+  return cut_shares_->equal();
 }
 
 bool Simulation::weights_survive_adaptation() const {

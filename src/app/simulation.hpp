@@ -21,6 +21,7 @@
 #include "runtime/runtime.hpp"
 #include "runtime/trace.hpp"
 #include "sfc/partition.hpp"
+#include "sfc/shares.hpp"
 #include "stencil/exact_sum.hpp"
 #include "stencil/variable_kernels.hpp"
 
@@ -57,9 +58,10 @@ class Simulation {
   // does: a rank over --max_blocks or its memory stops every rank before any allocates.
   void apply_plan(const octree::AdaptPlan& plan, std::int64_t peak);
   void check_peak(std::int64_t peak) const;
-  // Collective, at the start of refinement step `ts`: the shares its cuts give the ranks (empty:
-  // equal), or nothing when it makes none (one rank, or a dynamic balancer that does not cut).
-  std::optional<std::vector<double>> refinement_shares(int ts);
+  // Collective, at the start of refinement step `ts`: the shares its cuts give the ranks (none
+  // given: the count cut into equal shares), or nothing when it makes none (one rank, or a
+  // dynamic balancer that does not cut).
+  std::optional<sfc::Shares> refinement_shares(int ts);
   bool equal_shares() const;  // of cut_shares_, which holds a value
   // Whether a leaf's cut weight is the same before and after an adaptation (it depends neither
   // on its neighbours nor on measurements), so that a cut of the adapted leaves made before the
@@ -151,7 +153,7 @@ class Simulation {
   // its end rather than at every iteration.
   std::array<std::int64_t, 3> step_counts_{0, 0, 0};
   std::unique_ptr<LoadBalancer> balancer_;
-  std::optional<std::vector<double>> cut_shares_;  // of the refinement step under way
+  std::optional<sfc::Shares> cut_shares_;  // of the refinement step under way
   // Whether the step's last adaptation was cut into cut_shares_ before it was made.
   bool adapted_mesh_cut_ = false;
   std::unique_ptr<FieldPlot> field_plot_;  // with --plot_format xdmf or vtkhdf

@@ -200,6 +200,22 @@ void Communicator::scatter_bytes(const void* all, int bytes, void* mine) const {
   MPI_Scatter(all, bytes, MPI_BYTE, mine, bytes, MPI_BYTE, 0, comm_);
 }
 
+void Communicator::broadcast_values(std::vector<double>& values, std::size_t inline_count) const {
+  const std::size_t fit = std::max<std::size_t>(inline_count, 1) - 1;  // after the count
+  std::vector<double> head(fit + 1, 0.0);
+  if (is_root()) {
+    head[0] = double(values.size());
+    std::copy_n(values.begin(), std::min(values.size(), fit), head.begin() + 1);
+  }
+  broadcast_bytes(head.data(), int(head.size() * sizeof(double)));
+  const auto n = std::size_t(head[0]);
+  if (!is_root()) {
+    values.assign(n, 0.0);
+    std::copy_n(head.begin() + 1, std::min(n, fit), values.begin());
+  }
+  if (n > fit) broadcast_bytes(values.data() + fit, int((n - fit) * sizeof(double)));
+}
+
 Spread spread(const Communicator& comm, double local) {
   comm.note(2);
   double extremes[2] = {-local, local};  // max of -x is -min: one reduction for min and max

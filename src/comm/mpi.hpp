@@ -99,6 +99,10 @@ class Communicator {
   void broadcast_bytes(void* data, int bytes) const;
   // Rank r's `bytes` bytes of rank 0's `all` (size() * bytes, read on rank 0 only) into `mine`.
   void scatter_bytes(const void* all, int bytes, void* mine) const;
+  // Rank 0's `values` into every rank's, whose count only rank 0 knows: one broadcast of
+  // `inline_count` doubles (the count, then the values that fit) and, when they do not all fit,
+  // a second with the rest; one collective for the usual few values.
+  void broadcast_values(std::vector<double>& values, std::size_t inline_count) const;
 
   // What this rank has asked of MPI through this communicator: collectives (each one, blocking
   // or not, involves every rank) and point-to-point messages sent. Callers that use get()

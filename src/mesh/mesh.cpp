@@ -230,7 +230,7 @@ std::optional<std::vector<int>> Mesh::family_targets(const Domain& domain) const
 
 std::vector<int> Mesh::balanced_targets(const octree::LeafSet& leaves,
                                         std::span<const std::int64_t> weights,
-                                        std::span<const double> shares,
+                                        const sfc::Shares& shares,
                                         std::optional<comm::Communicator::PrefixSum> known) const {
   const auto order = sfc::curve_order(leaves, partition_.space());
   std::vector<std::int64_t> along(order.size());
@@ -240,11 +240,11 @@ std::vector<int> Mesh::balanced_targets(const octree::LeafSet& leaves,
   // Without shares, the reference's count balance; with them, the dynamic balancer's cut, whose
   // few leaves per part on a small mesh make rounding to the nearest family worth it.
   std::vector<int> cut;
-  if (shares.empty()) {
+  if (!shares.given()) {
     cut = sfc::cut(along, offset, total, comm_.size());
     sfc::keep_families_together(cut, family_starts(leaves, order));
   } else {
-    cut = sfc::cut(along, offset, sfc::share_bounds(total, shares));
+    cut = shares.cut(along, offset, total);
     sfc::keep_families_nearest(cut, family_starts(leaves, order));
   }
   std::vector<int> targets(order.size());
@@ -257,7 +257,7 @@ bool Mesh::sends_any(std::span<const int> targets) const {
 }
 
 std::int64_t Mesh::rebalance(Domain& domain, std::span<const std::int64_t> weights,
-                             std::span<const double> shares) {
+                             const sfc::Shares& shares) {
   const std::vector<int> targets = balanced_targets(domain.leaves, weights, shares);
   // A partition that is already the balanced one keeps its plans.
   if (!any_moves(targets)) return 0;
@@ -268,8 +268,7 @@ std::int64_t Mesh::rebalance(Domain& domain, std::span<const std::int64_t> weigh
 
 std::int64_t Mesh::rebalance_for_adapt(Domain& domain, const octree::AdaptPlan& plan,
                                        std::span<const std::int64_t> adapted_weights,
-                                       std::vector<std::int8_t>& marks,
-                                       std::span<const double> shares,
+                                       std::vector<std::int8_t>& marks, const sfc::Shares& shares,
                                        std::optional<comm::Communicator::PrefixSum> along) {
   // The cut that the balance after the adaptation would make of the adapted leaves (made here:
   // merges and splits involve no other rank), carried back to the leaves they come from.

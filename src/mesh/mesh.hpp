@@ -19,6 +19,7 @@
 #include "octree/refine.hpp"
 #include "sfc/curve.hpp"
 #include "sfc/partition.hpp"
+#include "sfc/shares.hpp"
 
 namespace miniamr::mesh {
 
@@ -63,10 +64,10 @@ class Mesh {
 
   // Collective. Redistributes the blocks so each rank holds an equal share of the total weight
   // along the curve (families that may coarsen stay together); returns blocks sent from here.
-  // With `shares` (one per rank, the same on every rank), rank r's share of the weight is
-  // proportional to shares[r] instead (sfc::share_bounds).
+  // With `shares` given (the same on every rank), rank r's share of the weight is proportional
+  // to its value instead (sfc::Shares).
   std::int64_t rebalance(Domain& domain, std::span<const std::int64_t> weights,
-                         std::span<const double> shares = {});
+                         const sfc::Shares& shares = {});
 
   // Collective. The balance of `rebalance` ahead of an adaptation: the cut the balance after
   // `plan` (made from this rank's leaves and `marks`) would make of the adapted leaves, weighted
@@ -79,8 +80,7 @@ class Mesh {
   // them (else one more collective finds them).
   std::int64_t rebalance_for_adapt(Domain& domain, const octree::AdaptPlan& plan,
                                    std::span<const std::int64_t> adapted_weights,
-                                   std::vector<std::int8_t>& marks,
-                                   std::span<const double> shares = {},
+                                   std::vector<std::int8_t>& marks, const sfc::Shares& shares = {},
                                    std::optional<comm::Communicator::PrefixSum> along = {});
 
   // Collective. Moves the leading leaves of a family that starts on an earlier rank to that
@@ -105,11 +105,11 @@ class Mesh {
  private:
   // Each of `leaves`' rank in the cut of the curve into equal shares of `weights` (collective),
   // families that may coarsen kept whole with their first leaf; or, when `shares` are given,
-  // into shares proportional to them, each family with the rank holding most of it.
+  // into shares proportional to their values, each family with the rank holding most of it.
   // `along`: the weights before this rank and of all, when known.
   std::vector<int> balanced_targets(const octree::LeafSet& leaves,
                                     std::span<const std::int64_t> weights,
-                                    std::span<const double> shares,
+                                    const sfc::Shares& shares,
                                     std::optional<comm::Communicator::PrefixSum> along = {}) const;
   // Whether a target of this rank's blocks is another rank.
   bool sends_any(std::span<const int> targets) const;

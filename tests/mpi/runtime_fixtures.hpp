@@ -47,6 +47,7 @@
 #include "runtime/static_runtime.hpp"
 #include "sfc/curve.hpp"
 #include "sfc/partition.hpp"
+#include "sfc/shares.hpp"
 #include "stencil/block.hpp"
 #include "stencil/compact_stencil.hpp"
 #include "stencil/exact_sum.hpp"
@@ -242,13 +243,12 @@ inline std::vector<int> targets_from_bounds(const std::vector<Key>& keys,
 // into ranges of the given `shares` of the weight (one per part) when there are any.
 inline std::vector<int> cut_whole(const std::vector<Key>& keys, const sfc::CurveSpace& space,
                                   std::span<const std::int64_t> weights, int parts,
-                                  std::span<const double> shares = {}) {
+                                  const sfc::Shares& shares = {}) {
   const auto order = along_curve(keys, space);
   std::vector<std::int64_t> along(order.size());
   for (std::size_t p = 0; p < order.size(); ++p) along[p] = weights[order[p]];
   const std::int64_t total = std::accumulate(along.begin(), along.end(), std::int64_t{0});
-  const auto cut = shares.empty() ? sfc::cut(along, 0, total, parts)
-                                  : sfc::cut(along, 0, sfc::share_bounds(total, shares));
+  const auto cut = shares.given() ? shares.cut(along, 0, total) : sfc::cut(along, 0, total, parts);
   std::vector<int> t(keys.size());
   for (std::size_t p = 0; p < order.size(); ++p) t[order[p]] = cut[p];
   return t;

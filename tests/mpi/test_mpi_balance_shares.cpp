@@ -15,6 +15,7 @@ TEST(RebalanceWithShares, MatchesTheWholeCurveCutIntoTheShares) {
   for (int r = 0; r < P; ++r) shares[std::size_t(r)] = double(r + 1);
   const double sum = std::accumulate(shares.begin(), shares.end(), 0.0);
   for (double& s : shares) s /= sum;
+  const sfc::Shares cut_shares(shares);
   for (const sfc::Curve curve : kCurves) {
     const auto space = space_of(curve, grid);
     runtime::StaticRuntime rt(MPI_COMM_WORLD, options(curve));
@@ -28,12 +29,12 @@ TEST(RebalanceWithShares, MatchesTheWholeCurveCutIntoTheShares) {
       // The oracle: the whole curve cut at the shares' bounds, then every complete family that
       // was on one rank sent where its fifth leaf along the curve (its middle) goes.
       const auto weights = random_weights(keys.size(), 10, 1700 + seed);
-      auto expected = cut_whole(keys, space, weights, P, shares);
+      auto expected = cut_whole(keys, space, weights, P, cut_shares);
       keep_families_whole(keys, space, before, expected, 4);
 
       std::vector<std::int64_t> local_weights;
       for (const Key& k : d.leaves.keys()) local_weights.push_back(weights[index_of(keys, k)]);
-      rt.mesh().rebalance(d, local_weights, shares);
+      rt.mesh().rebalance(d, local_weights, cut_shares);
       const std::string holdings = check_holdings(d, share(keys, expected, me));
       EXPECT_TRUE(all_ranks(holdings.empty(), what + ": " + holdings)) << what;
       EXPECT_EQ(partition_problems(allgather_keys(d.leaves.keys()), keys, space), "") << what;

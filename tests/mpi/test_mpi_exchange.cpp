@@ -2,7 +2,7 @@
 // world's (3 ranks: one folded into its neighbour; 2 and 4: powers of two): notify(), which
 // tells each rank who will send to it and how much, and the two sparse exchanges built on
 // NBX (probes and a non-blocking barrier) and on notify() (the simulation build's), which must
-// deliver the same parcels.
+// deliver the same parcels; and broadcast_values, whose count only rank 0 knows.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -106,3 +106,21 @@ TEST(SparseExchange, ProbingAndNotifiedExchangesDeliverTheSameParcels) {
 }
 
 }  // namespace
+
+TEST(BroadcastValues, EveryRankGetsRootsValuesInOneOrTwoCollectives) {
+  const std::string failed = on_every_size([](const Communicator& comm) {
+    bool ok = true;
+    for (std::size_t inline_count = 1; inline_count <= 5; ++inline_count)
+      for (std::size_t n = 0; n <= 9; ++n) {
+        std::vector<double> want(n);
+        for (std::size_t i = 0; i < n; ++i) want[i] = 1.5 * double(i) - 2.0;
+        std::vector<double> values = comm.is_root() ? want : std::vector<double>{7.0};
+        const auto before = comm.traffic().collectives;
+        comm.broadcast_values(values, inline_count);
+        const auto used = comm.traffic().collectives - before;
+        ok = ok && values == want && used == (n + 1 > inline_count ? 2 : 1);
+      }
+    return ok;
+  });
+  EXPECT_TRUE(all_ranks(failed.empty(), "broadcast_values wrong on sizes" + failed));
+}

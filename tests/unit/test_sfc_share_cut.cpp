@@ -3,6 +3,7 @@
 // owners never decrease along the curve.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <span>
 #include <vector>
@@ -10,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "sfc/partition.hpp"
+#include "sfc/shares.hpp"
 
 using namespace miniamr;
 
@@ -85,4 +87,81 @@ TEST(ShareCut, FamiliesGoWhereMostOfThemAre) {
   std::vector<int> late{0, 0, 0, 0, 0, 0, 1, 1, 1, 1};
   sfc::keep_families_nearest(late, family);
   EXPECT_EQ(late, (std::vector<int>{0, 0, 0, 0, 0, 0, 0, 0, 0, 1}));
+}
+
+TEST(Shares, BoundsAreThoseOfTheDenseSharesToRounding) {
+  std::mt19937_64 rng(3);
+  for (int parts = 1; parts <= 40; parts += 3) {
+    for (int trial = 0; trial < 20; ++trial) {
+      // Most parts at one value, a few apart (a balancer's settled speeds), or all equal.
+      std::vector<double> values(std::size_t(parts), 1.0);
+      for (int k = 0; k < trial % 4; ++k)
+        values[std::size_t(rng() % std::uint64_t(parts))] = 0.25 + double(rng() % 300) / 100.0;
+      const sfc::Shares shares(values);
+      const std::int64_t total = 1 + std::int64_t(rng() % 100000);
+      const auto dense = sfc::share_bounds(total, values);
+      ASSERT_EQ(shares.values(), values);
+      EXPECT_EQ(shares.bound(0, total), 0);
+      EXPECT_EQ(shares.bound(parts, total), total);
+      for (int r = 0; r <= parts; ++r) {
+        const std::int64_t b = shares.bound(r, total);
+        if (shares.equal()) {
+          EXPECT_EQ(b, dense[std::size_t(r)]) << parts << " parts, part " << r;
+        } else {
+          EXPECT_LE(std::abs(b - dense[std::size_t(r)]), 1) << parts << " parts, part " << r;
+        }
+        if (r > 0) {
+          EXPECT_GE(b, shares.bound(r - 1, total));
+        }
+      }
+    }
+  }
+}
+
+TEST(Shares, EachRanksCutOfItsLeavesIsTheWholeCurvesCut) {
+  std::mt19937_64 rng(4);
+  for (int parts = 1; parts <= 9; ++parts) {
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+      std::vector<double> values(std::size_t(parts), 2.0);
+      values[seed % std::size_t(parts)] = 0.5;  // a slow part
+      const sfc::Shares shares(values);
+      const auto w = random_weights(200, seed);
+      std::int64_t total = 0;
+      for (const auto x : w) total += x;
+      // The whole curve at once, as the part holding each leaf's start.
+      std::vector<std::int64_t> bounds(std::size_t(parts) + 1);
+      for (int r = 0; r <= parts; ++r) bounds[std::size_t(r)] = shares.bound(r, total);
+      const auto whole = sfc::cut(w, 0, bounds);
+      ASSERT_EQ(shares.cut(w, 0, total), whole);
+      // In pieces, each from its offset, as ranks cut their own leaves.
+      std::vector<int> pieces;
+      std::int64_t offset = 0;
+      for (std::size_t first = 0; first < w.size();) {
+        const std::size_t n = std::min(w.size() - first, std::size_t(1 + rng() % 40));
+        const auto part = shares.cut(std::span(w).subspan(first, n), offset, total);
+        pieces.insert(pieces.end(), part.begin(), part.end());
+        for (std::size_t i = first; i < first + n; ++i) offset += w[i];
+        first += n;
+      }
+      EXPECT_EQ(pieces, whole) << parts << " parts, seed " << seed;
+    }
+  }
+}
+
+TEST(Shares, TravelAsTheFewThatDiffer) {
+  // 4096 ranks, one at half speed: five numbers, not 4096.
+  std::vector<double> values(4096, 1.0);
+  values[1234] = 0.5;
+  const sfc::Shares shares(values);
+  EXPECT_FALSE(shares.equal());
+  EXPECT_EQ(shares.packed().size(), 5u);
+  EXPECT_EQ(sfc::Shares::unpacked(shares.packed()), shares);
+  EXPECT_EQ(shares.value(1234), 0.5);
+  EXPECT_EQ(shares.value(1235), 1.0);
+  const sfc::Shares equal(std::vector<double>(7, 0.3));
+  EXPECT_TRUE(equal.equal());
+  EXPECT_EQ(equal.packed().size(), 3u);
+  EXPECT_EQ(sfc::Shares::unpacked(equal.packed()), equal);
+  EXPECT_FALSE(sfc::Shares{}.given());
+  EXPECT_TRUE(sfc::Shares{}.equal());
 }
