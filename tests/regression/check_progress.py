@@ -41,11 +41,12 @@ def main():
         elif steps != list(range(1, 61)):
             failures.append(f"progress lines for steps {steps[:5]}..., want 1..60")
         else:
-            # The run spends most of its time after the mesh has grown (late steps): the first
-            # half of the lines must have arrived before the run was half over in wall time.
+            # A buffered pipe delivers every line at once, at the end. Lines that arrive as the
+            # run goes spread over it, the first half of them well before the last (not in the
+            # last tenth of the spread: the deck's late steps can be the quick ones).
             half = arrivals[29][0]
             spread = arrivals[-1][0] - arrivals[0][0]
-            if spread < 0.2 or half > arrivals[-1][0] - 0.2 * spread:
+            if spread < 0.2 or half > arrivals[-1][0] - 0.1 * spread:
                 failures.append(f"lines arrived in a burst: step 30 at {half:.2f} s, step 60 at "
                                 f"{arrivals[-1][0]:.2f} s, exit at {end:.2f} s")
             print(f"ok   piped progress: step 1 at {arrivals[0][0]:.2f} s, step 30 at "
