@@ -53,10 +53,9 @@ double Shares::before(int r) const {
 std::int64_t Shares::bound(int r, std::int64_t total) const {
   if (r <= 0 || parts_ <= 0) return 0;
   if (r >= parts_) return total;
-  if (equal())  // ceil(r * total / parts): the first start that sfc::cut gives to part r
-    return std::int64_t((i128(r) * total + i128(parts_) - 1) / i128(parts_));
   const double sum = before(parts_);
-  if (!(sum > 0)) return std::int64_t((i128(r) * total + i128(parts_) - 1) / i128(parts_));
+  if (equal() || !(sum > 0))  // ceil(r * total / parts): where sfc::cut's equal part r starts
+    return std::int64_t((i128(r) * total + i128(parts_) - 1) / i128(parts_));
   const auto b = std::int64_t(std::ceil(double(total) * (before(r) / sum)));
   return std::clamp<std::int64_t>(b, 0, total);
 }
@@ -65,8 +64,8 @@ std::vector<int> Shares::cut(std::span<const std::int64_t> weights, std::int64_t
                              std::int64_t total) const {
   std::vector<int> target(weights.size(), 0);
   if (total <= 0 || parts_ <= 1 || weights.empty()) return target;
-  // The part holding position `pos`: the last r < parts with bound(r) <= pos. The first leaf
-  // searches; the others walk on from the part before.
+  // The part holding a position: the last r < parts whose bound is at or before it. The first
+  // leaf's (at `offset`) is searched for; the others walk on from the part before.
   int lo = 0, hi = parts_ - 1;
   while (lo < hi) {
     const int mid = lo + (hi - lo + 1) / 2;
