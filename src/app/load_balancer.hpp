@@ -56,8 +56,8 @@ class LoadBalancer {
   // model weights), its blocks, and its seconds in unit steps so far (Timers::steps).
   void ran(std::int64_t work, std::int64_t blocks, int stages, double step_seconds);
 
-  // Collective, once at the start of refinement step `ts`: the shares (one per rank, as
-  // mesh::Mesh::rebalance takes them) to cut the adapted mesh by, or nothing when this
+  // Collective, once at the start of refinement step `ts`: the shares (the same on every rank,
+  // as mesh::Mesh::rebalance takes them) to cut the adapted mesh by, or nothing when this
   // balancer does not cut (one rank, --lb none).
   std::optional<sfc::Shares> refinement_shares(int ts);
   // After that step's cuts: the blocks they moved (all ranks).

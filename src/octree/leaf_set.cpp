@@ -50,11 +50,14 @@ std::optional<std::size_t> LeafSet::find(const Key& k, std::size_t near) const {
 }
 
 std::optional<std::size_t> LeafSet::find_covering(const Key& k, std::size_t near) const {
+  return covering(k, upper(morton_code(k), near));
+}
+
+std::optional<std::size_t> LeafSet::covering(const Key& k, std::size_t after) const {
   // An ancestor sorts before k and nothing sorts between them but its own descendants, so the
   // covering leaf, if present, is k itself or k's immediate predecessor.
-  const std::size_t i = upper(morton_code(k), near);
-  if (i == 0 || !contains(keys_[i - 1], k)) return std::nullopt;
-  return i - 1;
+  if (after == 0 || !contains(keys_[after - 1], k)) return std::nullopt;
+  return after - 1;
 }
 
 std::pair<std::size_t, std::size_t> LeafSet::range_within(const Key& k, std::size_t near) const {
@@ -71,7 +74,9 @@ FaceLookup LeafSet::across(const Key& k, Face f, const RootGrid& grid, std::size
     out.relation = Relation::kBoundary;
     return out;
   }
-  if (const auto c = find_covering(*n, near)) {
+  // Where n sorts: its covering leaf just before, or its finer leaves just after.
+  const std::size_t after = upper(morton_code(*n), near);
+  if (const auto c = covering(*n, after)) {
     out.relation = keys_[*c].level == k.level ? Relation::kSame : Relation::kCoarser;
     out.index[0] = *c;
     out.count = 1;
@@ -83,7 +88,7 @@ FaceLookup LeafSet::across(const Key& k, Face f, const RootGrid& grid, std::size
   const int touching = is_upper(f) ? 0 : 1;  // child bit along d on the side facing k
   for (int o = 0; o < 8; ++o) {
     if (((o >> d) & 1) != touching) continue;
-    if (const auto c = find(child(*n, o), near)) {
+    if (const auto c = find(child(*n, o), after)) {
       out.index[std::size_t(out.count++)] = *c;
     }
   }

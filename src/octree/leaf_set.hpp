@@ -54,6 +54,8 @@ class LeafSet {
  private:
   // The first index whose code exceeds c (std::upper_bound), from `near` when given.
   std::size_t upper(MortonCode c, std::size_t near) const;
+  // The leaf covering k, given `after` = upper(morton_code(k), ...).
+  std::optional<std::size_t> covering(const Key& k, std::size_t after) const;
 
   std::vector<Key> keys_;
   std::vector<MortonCode> codes_;  // morton_code(keys_[i])

@@ -46,6 +46,10 @@ std::vector<int> cut(std::span<const std::int64_t> weights, std::int64_t offset,
   return target;
 }
 
+std::int64_t equal_bound(std::int64_t r, std::int64_t total, std::int64_t parts) {
+  return std::int64_t((i128(r) * total + i128(parts) - 1) / i128(parts));
+}
+
 std::vector<std::int64_t> share_bounds(std::int64_t total, std::span<const double> shares) {
   const std::size_t parts = shares.size();
   std::vector<std::int64_t> bounds(parts + 1, 0);
@@ -55,9 +59,8 @@ std::vector<std::int64_t> share_bounds(std::int64_t total, std::span<const doubl
   double sum = 0;
   for (const double s : shares) sum += s;
   if (equal || !(sum > 0)) {
-    // ceil(r * total / parts): the first start that cut() gives to part r.
     for (std::size_t r = 1; r < parts; ++r)
-      bounds[r] = std::int64_t((i128(r) * total + i128(parts) - 1) / i128(parts));
+      bounds[r] = equal_bound(std::int64_t(r), total, std::int64_t(parts));
     return bounds;
   }
   double before = 0;

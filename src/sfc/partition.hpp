@@ -50,6 +50,10 @@ class Partition {
 std::vector<int> cut(std::span<const std::int64_t> weights, std::int64_t offset, std::int64_t total,
                      int parts);
 
+// Where part r of `parts` equal parts of a curve of `total` weight starts: ceil(r * total /
+// parts), the first start that `cut` above gives to part r.
+std::int64_t equal_bound(std::int64_t r, std::int64_t total, std::int64_t parts);
+
 // The boundaries of a cut of a curve of `total` weight into parts proportional to `shares`
 // (one per part): parts + 1 values from 0 to `total`, part r from bounds[r] up to bounds[r + 1].
 // Equal shares give exactly the equal cut of `cut` above; the same shares give the same bounds

@@ -3,11 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-namespace miniamr::sfc {
+#include "sfc/partition.hpp"
 
-namespace {
-__extension__ typedef __int128 i128;
-}  // namespace
+namespace miniamr::sfc {
 
 Shares::Shares(std::span<const double> values) : parts_(int(values.size())) {
   if (values.empty()) return;
@@ -54,8 +52,7 @@ std::int64_t Shares::bound(int r, std::int64_t total) const {
   if (r <= 0 || parts_ <= 0) return 0;
   if (r >= parts_) return total;
   const double sum = before(parts_);
-  if (equal() || !(sum > 0))  // ceil(r * total / parts): where sfc::cut's equal part r starts
-    return std::int64_t((i128(r) * total + i128(parts_) - 1) / i128(parts_));
+  if (equal() || !(sum > 0)) return equal_bound(r, total, parts_);
   const auto b = std::int64_t(std::ceil(double(total) * (before(r) / sum)));
   return std::clamp<std::int64_t>(b, 0, total);
 }
