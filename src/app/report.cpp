@@ -162,6 +162,11 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
       comm.max(t.get(Phase::kCompute) + t.get(Phase::kCommunicate) + t.get(Phase::kChecksum));
   r.peak_rss_max = comm.max(peak_rss_bytes());
   r.field_bytes_max = double(r.max_blocks) * double(sim.domain().shape.doubles() * sizeof(double));
+  using Work = runtime::Slowdown::Work;
+  const runtime::Slowdown& slow = rt.slowdown();
+  r.slowdown_stages_max = comm.max(slow.spent(Work::kStages));
+  r.slowdown_copies_max = comm.max(slow.spent(Work::kCopies));
+  r.slowdown_adaptation_max = comm.max(slow.spent(Work::kAdaptation));
   return r;
 }
 

@@ -54,6 +54,8 @@ struct Report {
   std::int64_t cell_var_updates = 0;  // all ranks
   double peak_rss_max = 0;            // bytes
   double field_bytes_max = 0;         // bytes of block storage at its peak, max over ranks
+  // Seconds of emulated slowness (runtime::Slowdown::spent) per kind of work, max over ranks.
+  double slowdown_stages_max = 0, slowdown_copies_max = 0, slowdown_adaptation_max = 0;
   double blocks_per_ts() const;
   double gflops() const;                   // stencil flops over the average compute time
   double stage_seconds_max = 0;            // ghosts + stencil + checksums, max over ranks

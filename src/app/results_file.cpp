@@ -361,6 +361,12 @@ void write_counters(Writer& w, const Report& r) {
   w.kv(key("effective_bandwidth_gbs"), r.effective_bandwidth_gbs());
   w.kv(key("peak_rss_max"), r.peak_rss_max);
   w.kv(key("field_bytes_max"), r.field_bytes_max);
+  // The emulated slowness (--slow_rank, --noise) spent on each kind of work, slowest rank.
+  w.map(key("slowdown_s"), /*on_one_line=*/true);
+  w.kv(key("slowdown_s.stages"), r.slowdown_stages_max);
+  w.kv(key("slowdown_s.copies"), r.slowdown_copies_max);
+  w.kv(key("slowdown_s.adaptation"), r.slowdown_adaptation_max);
+  w.end_map();
 }
 
 // The phases of the cost model T = T_comp + T_comm + T_ref + T_lb, average and slowest rank.

@@ -35,6 +35,8 @@ namespace {
 
 // The initial data are a pure function of (global cell, variable, this seed).
 constexpr std::uint64_t kDataSeed = 0x6d696e69616d72ull;  // "miniamr"
+// Names each adaptation's work to the slowdown's noise, apart from the stages' pieces.
+constexpr std::uint64_t kAdaptId = std::uint64_t(0xada) << 52;
 
 }  // namespace
 
@@ -217,7 +219,13 @@ void Simulation::apply_plan(const octree::AdaptPlan& plan, std::int64_t peak) {
   all_or_none(runtime_.comm().get(), fmt::format("refining the mesh at timestep {}", timestep_),
               [&] {
                 check_peak(peak);
+                const auto t0 = runtime::Clock::now();
                 mesh::adapt_blocks(domain_, plan);
+                // Splitting and merging is work on block values: a slower rank does it slowly.
+                runtime_.slowdown().after(
+                    std::chrono::duration<double>(runtime::Clock::now() - t0).count(),
+                    kAdaptId ^ (std::uint64_t(timestep_) << 8) ^ std::uint64_t(++adaptations_),
+                    runtime::Slowdown::Work::kAdaptation);
               });
   runtime_.comm().note(1);  // all_or_none's reduction, counted with the step's collectives
   mesh_.adapted(domain_);

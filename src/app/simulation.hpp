@@ -152,6 +152,7 @@ class Simulation {
   // mark changes sent, blocks moved by the cuts before splitting), summed over the ranks once at
   // its end rather than at every iteration.
   std::array<std::int64_t, 3> step_counts_{0, 0, 0};
+  std::uint64_t adaptations_ = 0;  // applied plans, naming each to the slowdown's noise
   std::unique_ptr<LoadBalancer> balancer_;
   std::optional<sfc::Shares> cut_shares_;  // of the refinement step under way
   // Whether the step's last adaptation was cut into cut_shares_ before it was made.

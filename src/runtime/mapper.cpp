@@ -22,6 +22,9 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// Names the compact copies' pieces of work to the slowdown's noise, apart from the unit steps'.
+constexpr std::uint64_t kCopyId = std::uint64_t(0xc0b1) << 48;
+
 // Stages that can share one schedule and one set of lanes: the same variables, comm groups and
 // stencil.
 bool alike(const StageWork& a, const StageWork& b) {
@@ -233,12 +236,20 @@ void Mapper::run_chunks(mesh::Domain& domain, std::span<const StageWork> stages,
         if (compact.loaded()) compact.store(blocks);
       }
     } stored{compact_, domain.blocks};
+    // The copies are work on block values too: a slower rank makes them slowly as well.
+    const auto copied = [&](Clock::time_point t0, std::uint64_t way) {
+      slowdown_.after(
+          seconds_since(t0),
+          kCopyId ^ (std::uint64_t(first.calc_stage) << 16) ^ (std::uint64_t(v0) << 1) ^ way,
+          Slowdown::Work::kCopies);
+      copy_seconds += seconds_since(t0);
+    };
     if (compact) {
       const auto t0 = Clock::now();
       compact_.reserve(nb, part);
       for_each(nb, [&](std::size_t b) { compact_.load_block(domain.blocks[b], b); });
       ghost_layers_.resize(std::size_t(part.count()));
-      copy_seconds += seconds_since(t0);
+      copied(t0, 0);
     }
     ChunkRun run(
         {domain, graph, schedule, stages, kernels_, slowdown_, trace_, halo_, sums_, buffers_,
@@ -255,7 +266,7 @@ void Mapper::run_chunks(mesh::Domain& domain, std::span<const StageWork> stages,
       const auto t0 = Clock::now();
       for_each(nb, [&](std::size_t b) { compact_.store_block(domain.blocks[b], b); });
       compact_.forget();
-      copy_seconds += seconds_since(t0);
+      copied(t0, 1);
     }
   }
 }

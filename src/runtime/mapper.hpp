@@ -84,6 +84,7 @@ class Mapper : public Runtime {
   const StageKernels& kernels() const final { return kernels_; }
   void set_trace(Trace* trace) final { trace_ = trace; }
   int threads() const final;
+  const Slowdown& slowdown() const final { return slowdown_; }
 
   // Variables per cache chunk for stages like `first` (RuntimeOptions::chunk_vars). Collective:
   // every rank gets the same count, as their messages must match.

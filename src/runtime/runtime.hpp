@@ -10,6 +10,7 @@
 
 #include "comm/mpi.hpp"
 #include "mesh/mesh.hpp"
+#include "runtime/slowdown.hpp"
 #include "runtime/stage_kernels.hpp"
 #include "runtime/timers.hpp"
 
@@ -50,6 +51,10 @@ class Runtime {
 
   // Worker threads per rank.
   virtual int threads() const = 0;
+
+  // This rank's emulated slowness (--slow_rank, --noise), which slows the stages and their
+  // copies here and refinement's splits and merges in the driver.
+  virtual const Slowdown& slowdown() const = 0;
 
   virtual std::string name() const = 0;
 };

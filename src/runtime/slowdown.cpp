@@ -21,9 +21,15 @@ double Slowdown::extra(double seconds, std::uint64_t id) const {
   return x;
 }
 
-void Slowdown::after(double seconds, std::uint64_t id) const {
+void Slowdown::after(double seconds, std::uint64_t id, Work work) const {
   if (!active()) return;
-  charge_compute(extra(seconds, id));
+  const double x = extra(seconds, id);
+  charge_compute(x);
+  spent_ns_[std::size_t(work)].fetch_add(std::llround(x * 1e9), std::memory_order_relaxed);
+}
+
+double Slowdown::spent(Work work) const {
+  return double(spent_ns_[std::size_t(work)].load(std::memory_order_relaxed)) * 1e-9;
 }
 
 }  // namespace miniamr::runtime

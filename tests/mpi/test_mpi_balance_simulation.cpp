@@ -1,7 +1,8 @@
 // The dynamic runtime's balancer inside the driver on 1..4 ranks: batches of timesteps end where
 // a decision is due (--lb_freq) or a refinement step comes; every refinement step is cut by the
 // ranks' speeds and logged; decisions come between refinement steps only; and none of it
-// changes a bit of the results (the static runtime's digest and checksums).
+// changes a bit of the results (the static runtime's digest and checksums). A slow rank is slow
+// at every piece of work on block values, in both runtimes.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -133,6 +134,42 @@ TEST(BalanceInTheDriver, NoneNeitherCutsNorMoves) {
   EXPECT_EQ(d.balance.blocks_migrated, 0);
   EXPECT_EQ(d.stats.blocks_moved_lb, 0);
   EXPECT_EQ(d.balance.decisions_taken, 0);
+}
+
+// --slow_rank on the last rank: its stages, its compact copies (where the kernels sweep compact
+// interiors) and refinement's splits and merges are all slowed, nothing on the other ranks, and
+// no value changes.
+TEST(SlowRank, SlowsEveryPieceOfWorkOnBlockValues) {
+  int P = 1, me = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  using Work = runtime::Slowdown::Work;
+  const app::Config c = deck();
+  const Outcome reference = run_static(c);
+  runtime::RuntimeOptions options;
+  options.slow_factor = me == P - 1 ? 2.0 : 1.0;
+  const auto check = [&](runtime::Runtime& rt, const char* name) {
+    SCOPED_TRACE(name);
+    app::Simulation sim(c, rt, nullptr);
+    sim.run();
+    EXPECT_TRUE(everywhere(sim.stats().field_digest == reference.stats.field_digest));
+    const runtime::Slowdown& slow = rt.slowdown();
+    if (me != P - 1) {
+      for (const Work w : {Work::kStages, Work::kCopies, Work::kAdaptation})
+        EXPECT_EQ(slow.spent(w), 0.0);
+      return;
+    }
+    EXPECT_GT(slow.spent(Work::kStages), 0.0);
+    EXPECT_GT(slow.spent(Work::kAdaptation), 0.0);  // the last rank splits blocks of the box
+    if (rt.kernels().calls().compact > 0)
+      EXPECT_GT(slow.spent(Work::kCopies), 0.0);
+    else
+      EXPECT_EQ(slow.spent(Work::kCopies), 0.0);
+  };
+  runtime::StaticRuntime s(MPI_COMM_WORLD, options);
+  check(s, "static");
+  runtime::DynamicRuntime d(MPI_COMM_WORLD, options);
+  check(d, "dynamic");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The emulated slow rank and noise: the extra time is (factor - 1) times the work plus noise
-// drawn per piece of work, reproducible, and nothing when neither is asked for.
+// drawn per piece of work, reproducible, and nothing when neither is asked for; the time added is
+// accounted by kind of work.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -16,6 +17,20 @@ TEST(Slowdown, FactorScalesTheWork) {
   EXPECT_TRUE(twice.active());
   EXPECT_DOUBLE_EQ(twice.extra(0.5, 7), 0.5);
   EXPECT_DOUBLE_EQ(Slowdown(3.0, 0.0, 1).extra(0.25, 9), 0.5);
+}
+
+TEST(Slowdown, AccountsTheTimeItAddsByKindOfWork) {
+  using Work = Slowdown::Work;
+  const Slowdown none;
+  none.after(1.0, 1, Work::kAdaptation);
+  EXPECT_EQ(none.spent(Work::kAdaptation), 0.0);
+  const Slowdown twice(2.0, 0.0, 1);
+  twice.after(1e-4, 1);  // the stages by default
+  twice.after(2e-4, 2, Work::kCopies);
+  twice.after(3e-4, 3, Work::kCopies);
+  EXPECT_NEAR(twice.spent(Work::kStages), 1e-4, 1e-9);
+  EXPECT_NEAR(twice.spent(Work::kCopies), 5e-4, 1e-9);
+  EXPECT_EQ(twice.spent(Work::kAdaptation), 0.0);
 }
 
 TEST(Slowdown, NoiseIsPositiveReproducibleAndVaries) {
