@@ -4,8 +4,9 @@ checks of its input.
 
 - inputs (always, SimGrid or not): a missing, malformed or foreign platform file, a platform
   with fewer cores than ranks, a missing or malformed calibration each end miniamr-simulate
-  with exit 2 and one message naming the problem, before anything runs; validate_simulation
-  --calibrate runs the calibration first;
+  with exit 2 and one message naming the problem, before anything runs; a vm.max_map_count
+  too low for the rank count is warned about, with the fix; validate_simulation --calibrate runs
+  the calibration first;
 - 64 ranks (skipped, and said so, without smpirun or the simulation build): the deck on the
   4096-core cluster platform with each runtime finishes, says it is simulated on that platform
   (stdout and results.yaml: simulated, platform, compute model, no checksum or digest), ran
@@ -86,6 +87,28 @@ def input_failures(tmp, deck):
         if r.returncode != 2 or r.stderr.count(text) != 1 or "Traceback" in r.stderr:
             failures.append(f"miniamr-simulate {' '.join(change)}: exit {r.returncode}, stderr "
                             f"{r.stderr.strip()[:300]!r}; want exit 2 and {text!r}")
+    failures += map_count_failures(tmp)
+    return failures
+
+
+def map_count_failures(tmp):
+    """miniamr-simulate warns, naming the fix, when vm.max_map_count looks too low for --np (the
+    simulator needs a few mappings per simulated rank), and says nothing when it is high enough."""
+    import contextlib
+    import importlib.machinery
+    import io
+    tool = importlib.machinery.SourceFileLoader("miniamr_simulate", SIMULATE).load_module()
+    limit = os.path.join(tmp, "max_map_count")
+    with open(limit, "w") as f:
+        f.write("65530\n")
+    failures = []
+    for ranks, warned in ((16384, True), (4096, False)):
+        said = io.StringIO()
+        with contextlib.redirect_stderr(said):
+            tool.warn_map_count(ranks, limit)
+        if ("sysctl -w vm.max_map_count=" in said.getvalue()) != warned:
+            failures.append(f"vm.max_map_count 65530, {ranks} ranks: warning "
+                            f"{said.getvalue().strip()!r}, want {'one' if warned else 'none'}")
     return failures
 
 
