@@ -320,8 +320,7 @@ std::int64_t LoadBalancer::migrate(int ts, mesh::Domain& domain, const mesh::Cur
   // What the move cost beyond its bytes (the plans rebuilt): the next decisions price it in.
   const double block_bytes = double(mesh::migrated_block_bytes(domain.shape));
   rebuild_s_ =
-      std::max(0.0, std::chrono::duration<double>(runtime::Clock::now() - started).count() -
-                        link_.seconds(double(sent) * block_bytes));
+      std::max(0.0, runtime::seconds_since(started) - link_.seconds(double(sent) * block_bytes));
   // Each moved block's record goes to the rank whose curve range now holds it: there it must
   // name that rank and find the block arrived.
   directory_.clear();

@@ -223,7 +223,7 @@ void Simulation::apply_plan(const octree::AdaptPlan& plan, std::int64_t peak) {
                 mesh::adapt_blocks(domain_, plan);
                 // Splitting and merging is work on block values: a slower rank does it slowly.
                 runtime_.slowdown().after(
-                    std::chrono::duration<double>(runtime::Clock::now() - t0).count(),
+                    runtime::seconds_since(t0),
                     kAdaptId ^ (std::uint64_t(timestep_) << 8) ^ std::uint64_t(++adaptations_),
                     runtime::Slowdown::Work::kAdaptation);
               });
@@ -353,7 +353,7 @@ void Simulation::refine_step(int ts, int iterations) {
     stats_.closure_changes_sent += step_counts_[1];
     stats_.blocks_moved_lb += step_counts_[2];
     step_counts_ = {0, 0, 0};
-    const double step = std::chrono::duration<double>(runtime::Clock::now() - start).count();
+    const double step = runtime::seconds_since(start);
     timers.add(runtime::Phase::kRefine, step - (others() - others_before));
   }
   trace_event("refine", t0, ts);
@@ -747,8 +747,7 @@ void Simulation::run() {
     const std::vector<std::int64_t> w = balance_weights();
     balancer_->finish(std::accumulate(w.begin(), w.end(), std::int64_t{0}), std::int64_t(w.size()));
   }
-  timers.add(runtime::Phase::kTotal,
-             std::chrono::duration<double>(runtime::Clock::now() - t0).count());
+  timers.add(runtime::Phase::kTotal, runtime::seconds_since(t0));
   stats_.final_checksums = current_checksums();
   stats_.field_digest = field_digest();
   stats_.final_level_counts = level_counts();

@@ -25,4 +25,9 @@ struct Clock {
 using Clock = std::chrono::steady_clock;
 #endif
 
+// Seconds on Clock since `t0`.
+inline double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
 }  // namespace miniamr::runtime

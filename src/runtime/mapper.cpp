@@ -18,10 +18,6 @@ namespace miniamr::runtime {
 
 namespace {
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
 // Names the compact copies' pieces of work to the slowdown's noise, apart from the unit steps'.
 constexpr std::uint64_t kCopyId = std::uint64_t(0xc0b1) << 48;
 
