@@ -116,6 +116,7 @@ LoadBalancer::LoadBalancer(const Config& config, runtime::Runtime& runtime)
 }
 
 void LoadBalancer::ran(std::int64_t work, std::int64_t blocks, int stages, double step_seconds) {
+  ++batches_;
   const double dt = step_seconds - last_steps_;
   last_steps_ = step_seconds;
   work_ = work;
@@ -160,6 +161,7 @@ LoadBalancer::Placement LoadBalancer::placement(std::span<const balance::RankSum
 
 std::optional<sfc::Shares> LoadBalancer::refinement_shares(int ts) {
   const int P = rt_.comm().size();
+  cut_needs_check_ = batches_ == 0;
   if (P == 1 || strategy_ == balance::Strategy::kNone) return std::nullopt;
   cut_ranks_ = summaries(work_, blocks_);
   MINIAMR_TIMED(rt_.timers(), kLoadBalance);
@@ -179,6 +181,7 @@ std::optional<sfc::Shares> LoadBalancer::refinement_shares(int ts) {
     rt_.comm().broadcast_values(packed, kSharesInline);
     cut_shares_ = sfc::Shares::unpacked(packed);
   }
+  cut_needs_check_ = cut_needs_check_ || !cut_shares_.equal();
   return cut_shares_;
 }
 

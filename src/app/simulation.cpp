@@ -362,10 +362,10 @@ void Simulation::refine_step(int ts, int iterations) {
   global_blocks_ = 0;
   for (const auto n : stats_.mesh_history.back().blocks_per_level) global_blocks_ += n;
   // The step's cut used speeds measured on the mesh before it: a mesh that more than doubled
-  // (a run's first steps: a few blocks become thousands) gets a decision after its first
-  // timestep, measured on it, rather than keeping a cut of short, noisy intervals until the
-  // next refinement step. Global counts: every rank alike.
-  if (balancer_ && global_blocks_ > 2 * blocks_before) balancer_->recheck_after(ts + 1);
+  // (a run's first steps: a few blocks become thousands) may get a decision after its first
+  // timestep, measured on it, rather than keep a cut of short, noisy intervals until the next
+  // refinement step (LoadBalancer::mesh_grew says when). Global counts: every rank alike.
+  if (balancer_ && global_blocks_ > 2 * blocks_before) balancer_->mesh_grew(ts);
   print_level_table(ts, stats_.mesh_history.back().blocks_per_level);
   // Unlike the reference, uniform meshes are balanced too: ownership never changes results. A
   // mesh cut as it was adapted is already the balanced one (the same leaves, weights and shares

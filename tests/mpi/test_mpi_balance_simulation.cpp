@@ -136,6 +136,54 @@ TEST(BalanceInTheDriver, NoneNeitherCutsNorMoves) {
   EXPECT_EQ(d.balance.decisions_taken, 0);
 }
 
+// A refinement step that more than doubles the mesh gets a decision after its next timestep (a
+// recheck) only when its cut is in doubt: here the shares come from a replayed log, so that no
+// measurement decides. The box enters the domain only by the step after timestep 5, which makes
+// many blocks of two roots.
+TEST(BalanceInTheDriver, GrownMeshIsRecheckedOnlyWhenItsCutSetsRanksApart) {
+  int P = 1, me = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  if (P == 1) GTEST_SKIP() << "one rank never decides";
+  app::Config c = deck();
+  c.num_tsteps = 8;
+  c.objects[0].center = {-0.2, 0.3, 0.3};
+  c.objects[0].move = {0.1, 0.0, 0.0};
+  c.runtime = "dynamic";
+  c.lb_freq = 100;  // no decision but the recheck
+  const auto replay = [&](const std::string& name, const std::string& cut) {
+    c.lb_replay_path = ::testing::TempDir() + name;
+    if (me == 0) {
+      std::ofstream out(c.lb_replay_path);
+      out << nlohmann::json{{"miniamr_lb_log", 1}, {"ranks", P}}.dump() << "\n" << cut;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    const Outcome d = run_dynamic(c);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == 0) std::remove(c.lb_replay_path.c_str());
+    return d;
+  };
+  // Equal shares (no cut logged): 1-5, 6-8, no decision.
+  const Outcome equal = replay("miniamr_recheck_equal.jsonl", "");
+  ASSERT_EQ(equal.stats.mesh_history.size(), 2u);
+  std::int64_t roots = 0, grown = 0;
+  for (const auto n : equal.stats.mesh_history[0].blocks_per_level) roots += n;
+  for (const auto n : equal.stats.mesh_history[1].blocks_per_level) grown += n;
+  EXPECT_EQ(equal.stats.mesh_history[1].timestep, 5);
+  EXPECT_GT(grown, 2 * roots);
+  EXPECT_EQ(equal.stats.stage_batches, 2);
+  EXPECT_EQ(equal.balance.decisions_taken + equal.balance.decisions_skipped, 0);
+  // Rank 0 at twice the share of the others: 1-5, 6, 7-8, and the recheck after 6.
+  std::vector<double> shares(std::size_t(P), 1.0);
+  shares[0] = 2.0;
+  const Outcome apart = replay(
+      "miniamr_recheck_apart.jsonl",
+      nlohmann::json{{"timestep", 5}, {"kind", "refinement"}, {"shares", shares}}.dump() + "\n");
+  EXPECT_EQ(apart.stats.stage_batches, 3);
+  EXPECT_EQ(apart.balance.decisions_taken + apart.balance.decisions_skipped, 1);
+  EXPECT_TRUE(everywhere(apart.stats.field_digest == equal.stats.field_digest));
+}
+
 // --slow_rank on the last rank: its stages, its compact copies (where the kernels sweep compact
 // interiors) and refinement's splits and merges are all slowed, nothing on the other ranks, and
 // no value changes.
