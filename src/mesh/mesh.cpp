@@ -88,12 +88,14 @@ namespace {
 std::vector<std::size_t> family_starts(const octree::LeafSet& leaves,
                                        std::span<const std::size_t> order) {
   std::vector<std::size_t> start(order.size());
+  bool complete = false;  // of the family that the run ending at p belongs to
   for (std::size_t p = 0; p < order.size(); ++p) {
     const octree::Key& k = leaves[order[p]];
-    const bool continues = p > 0 && leaves.family_complete_at(order[p]) &&
-                           leaves[order[p - 1]].level == k.level &&
-                           octree::parent(leaves[order[p - 1]]) == octree::parent(k);
-    start[p] = continues ? start[p - 1] : p;
+    const bool sibling = p > 0 && k.level > 0 && leaves[order[p - 1]].level == k.level &&
+                         octree::parent(leaves[order[p - 1]]) == octree::parent(k);
+    // Whether all 8 are leaves here is the same for each of them: asked once per family.
+    if (!sibling) complete = k.level > 0 && leaves.family_complete_at(order[p]);
+    start[p] = sibling && complete ? start[p - 1] : p;
   }
   return start;
 }

@@ -1,6 +1,7 @@
 #include "mesh/migrate.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <climits>
 #include <map>
 #include <stdexcept>
@@ -118,12 +119,15 @@ std::int64_t migrate(Domain& domain, std::span<const int> targets, const comm::C
   std::vector<comm::UnreadBytes> unread;
   std::vector<comm::UnreadBytes>* const through = domain.spare.values_unread() ? &unread : nullptr;
   std::vector<MPI_Request> requests;
+  // Where each sorted run of entries ends: the blocks kept, then each sender's.
+  std::vector<std::size_t> run_ends{entries.size()};
   sparse_exchange(comm, headers, kHeaderTag, [&](comm::Parcel<BlockHeader>&& p) {
     std::vector<double*> arriving;
     for (const BlockHeader& h : p.items) {
       entries.push_back({h.key, h.cost, domain.spare.take(domain.shape), h.mark});
       arriving.push_back(entries.back().block.data());
     }
+    run_ends.push_back(entries.size());
     post_blocks(arriving, count, message_bytes, p.rank, /*send=*/false, comm, requests, through);
   });
   std::int64_t sent = 0;
@@ -135,8 +139,15 @@ std::int64_t migrate(Domain& domain, std::span<const int> targets, const comm::C
   for (std::size_t i = 0; i < targets.size(); ++i)
     if (targets[i] != comm.rank()) domain.spare.give(domain.blocks[i]);
 
-  std::sort(entries.begin(), entries.end(),
-            [](const Entry& a, const Entry& b) { return octree::morton_less(a.key, b.key); });
+  // The blocks kept are in the order of the leaves, and each sender's in the order of its own
+  // (headers are listed by ascending leaf): merging those runs is cheaper than sorting them all.
+  const auto less = [](const Entry& a, const Entry& b) {
+    return octree::morton_less(a.key, b.key);
+  };
+  for (std::size_t r = 1; r < run_ends.size(); ++r)
+    std::inplace_merge(entries.begin(), entries.begin() + std::ptrdiff_t(run_ends[r - 1]),
+                       entries.begin() + std::ptrdiff_t(run_ends[r]), less);
+  assert(std::is_sorted(entries.begin(), entries.end(), less));
   std::vector<octree::Key> keys;
   domain.blocks.clear();
   domain.cost.clear();
