@@ -164,9 +164,9 @@ std::optional<sfc::Shares> LoadBalancer::refinement_shares(int ts) {
   cut_needs_check_ = batches_ == 0;
   if (P == 1 || strategy_ == balance::Strategy::kNone) return std::nullopt;
   cut_ranks_ = summaries(work_, blocks_);
-  MINIAMR_TIMED(rt_.timers(), kLoadBalance);
   hysteresis_ = {};  // a new mesh: earlier moves say nothing about its boundaries
   if (!config_.lb_replay_path.empty()) {
+    MINIAMR_TIMED(rt_.timers(), kLoadBalance);
     const auto it = replay_.shares.find(ts);
     cut_shares_ = sfc::Shares(
         it != replay_.shares.end() ? it->second : std::vector<double>(std::size_t(P), 1.0));
@@ -175,10 +175,16 @@ std::optional<sfc::Shares> LoadBalancer::refinement_shares(int ts) {
     // broadcast of a fixed size while they fit in it).
     std::vector<double> packed;
     if (rt_.comm().is_root()) {
+      MINIAMR_TIMED(rt_.timers(), kLoadBalance);
       speeds_ = balance::settled_speeds(cut_ranks_, speeds_, rule_.noise, rule_.threshold);
       packed = sfc::Shares(balance::shares_of(speeds_)).packed();
     }
-    rt_.comm().broadcast_values(packed, kSharesInline);
+    {
+      // The other ranks left the summaries' gather at once: here they wait for the ranks still
+      // in their timesteps, the timesteps' wait (as rank 0's in the gather), not balancing.
+      MINIAMR_TIMED(rt_.timers(), kCommunicate);
+      rt_.comm().broadcast_values(packed, kSharesInline);
+    }
     cut_shares_ = sfc::Shares::unpacked(packed);
   }
   cut_needs_check_ = cut_needs_check_ || !cut_shares_.equal();

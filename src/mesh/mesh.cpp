@@ -100,8 +100,8 @@ std::vector<std::size_t> family_starts(const octree::LeafSet& leaves,
   return start;
 }
 
-void merge_leaving(Domain& domain, std::vector<std::int8_t>& marks, std::vector<int>& targets,
-                   const std::vector<bool>& merges_away) {
+void merge_families_leaving(Domain& domain, std::vector<std::int8_t>& marks,
+                            std::vector<int>& targets, const std::vector<bool>& merges_away) {
   // A family that merges and leaves is merged before it goes: one parent travels, marked to
   // stay, instead of eight children (on a sphere moving over two ranks, two fifths of the
   // blocks the cut before adaptation moved were such children). The parent sorts where its
@@ -272,37 +272,48 @@ std::int64_t Mesh::rebalance_for_adapt(Domain& domain, const octree::AdaptPlan& 
                                        std::span<const std::int64_t> adapted_weights,
                                        std::vector<std::int8_t>& marks, const sfc::Shares& shares,
                                        std::optional<comm::Communicator::PrefixSum> along) {
+  AdaptCut cut = cut_for_adapt(domain, plan, adapted_weights, shares, along);
+  if (!merge_leaving(domain, marks, cut)) return 0;
+  return move_for_adapt(domain, cut, marks);
+}
+
+Mesh::AdaptCut Mesh::cut_for_adapt(const Domain& domain, const octree::AdaptPlan& plan,
+                                   std::span<const std::int64_t> adapted_weights,
+                                   const sfc::Shares& shares,
+                                   std::optional<comm::Communicator::PrefixSum> along) const {
   // The cut that the balance after the adaptation would make of the adapted leaves (made here:
   // merges and splits involve no other rank), carried back to the leaves they come from.
   const std::vector<int> after =
       balanced_targets(octree::LeafSet(plan.keys), adapted_weights, shares, along);
-  std::vector<int> targets(domain.leaves.size(), comm_.rank());
-  std::vector<bool> merges_away(domain.leaves.size(), false);  // at a family's first leaf
+  AdaptCut cut{std::vector<int>(domain.leaves.size(), comm_.rank()),
+               std::vector<bool>(domain.leaves.size(), false)};
   for (std::size_t j = 0; j < plan.keys.size(); ++j) {
     const octree::Origin& o = plan.origin[j];
     const bool merged = o.kind == octree::Origin::kMerged;
-    for (std::size_t c = 0; c < (merged ? 8 : 1); ++c) targets[o.old_index + c] = after[j];
-    if (merged && after[j] != comm_.rank()) merges_away[o.old_index] = true;
+    for (std::size_t c = 0; c < (merged ? 8 : 1); ++c) cut.targets[o.old_index + c] = after[j];
+    if (merged && after[j] != comm_.rank()) cut.merges_away[o.old_index] = true;
   }
+  return cut;
+}
+
+bool Mesh::merge_leaving(Domain& domain, std::vector<std::int8_t>& marks, AdaptCut& cut) {
   // Merging allocates: a rank that cannot merge says so in the one reduction that tells every
   // rank whether any block moves, so that no rank is left waiting in the migration. (A rank that
   // merges a family away moves it, so merging before that reduction merges nothing in vain.)
   int failed = comm_.size();
   try {
-    merge_leaving(domain, marks, targets, merges_away);
+    merge_families_leaving(domain, marks, cut.targets, cut.merges_away);
   } catch (const std::bad_alloc&) {
     failed = comm_.rank();
   }
-  std::array<int, 2> verdict{failed, sends_any(targets) ? -1 : 0};
+  std::array<int, 2> verdict{failed, sends_any(cut.targets) ? -1 : 0};
   comm_.note(1);
   MPI_Allreduce(MPI_IN_PLACE, verdict.data(), 2, MPI_INT, MPI_MIN, comm_.get());
   if (verdict[0] < comm_.size())
     throw std::runtime_error(
         fmt::format("out of memory on rank {} merging the families that leave it before migration",
                     verdict[0]));
-  if (verdict[1] == 0) return 0;
-  // No changed(): the adaptation that follows changes the mesh again and rebuilds then.
-  return move_blocks(domain, targets, &marks);
+  return verdict[1] != 0;
 }
 
 CurveView Mesh::curve_view(const Domain& domain) const {

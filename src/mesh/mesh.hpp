@@ -82,6 +82,27 @@ class Mesh {
                                    std::span<const std::int64_t> adapted_weights,
                                    std::vector<std::int8_t>& marks, const sfc::Shares& shares = {},
                                    std::optional<comm::Communicator::PrefixSum> along = {});
+  // rebalance_for_adapt in its three phases, for a caller that accounts them apart: the cut
+  // (balancing), the merging of the families that leave (the adaptation's coarsening, done
+  // before they go), and the move (balancing).
+  struct AdaptCut {
+    std::vector<int> targets;       // per local leaf
+    std::vector<bool> merges_away;  // at the first leaf of a family that merges and leaves
+  };
+  // Local, given `along` (else one collective finds it).
+  AdaptCut cut_for_adapt(const Domain& domain, const octree::AdaptPlan& plan,
+                         std::span<const std::int64_t> adapted_weights, const sfc::Shares& shares,
+                         std::optional<comm::Communicator::PrefixSum> along) const;
+  // Collective (one reduction, which also says whether any rank fails to merge: every rank then
+  // throws). Merges the families that leave, so that `cut` and `marks` follow the merged leaves;
+  // returns whether any rank moves a block.
+  bool merge_leaving(Domain& domain, std::vector<std::int8_t>& marks, AdaptCut& cut);
+  // Collective. Moves the blocks (with their marks) to the targets of `cut`; returns the blocks
+  // sent from here. The plans are left for the adaptation to rebuild.
+  std::int64_t move_for_adapt(Domain& domain, const AdaptCut& cut,
+                              std::vector<std::int8_t>& marks) {
+    return move_blocks(domain, cut.targets, &marks);
+  }
 
   // Collective. Moves the leading leaves of a family that starts on an earlier rank to that
   // rank, so every family that may coarsen is whole on one rank before marks are computed.

@@ -537,8 +537,25 @@ TEST(Rebalance, BeforeAdaptLeavesNothingForTheBalanceAfter) {
         adapted_keys.insert(adapted_keys.end(), part.begin(), part.end());
       std::sort(adapted_keys.begin(), adapted_keys.end(), octree::MortonLess{});
 
-      const std::int64_t sent_ahead = rt.mesh().rebalance_for_adapt(
-          d, plan, std::vector<std::int64_t>(plan.keys.size(), 1), marks);
+      const std::vector<std::int64_t> ones(plan.keys.size(), 1);
+      std::int64_t sent_ahead = 0;
+      if (seed % 2 == 0) {
+        sent_ahead = rt.mesh().rebalance_for_adapt(d, plan, ones, marks);
+      } else {
+        // The same in its three phases: the cut is local once the weights along the curve are
+        // known, the merging one reduction (which also says whether any block moves).
+        const comm::Communicator& comm = rt.mesh().comm();
+        const auto along = comm.prefix_sum(std::int64_t(ones.size()));
+        const auto before_cut = comm.traffic();
+        mesh::Mesh::AdaptCut cut = rt.mesh().cut_for_adapt(d, plan, ones, {}, along);
+        EXPECT_EQ((comm.traffic() - before_cut).collectives, 0) << what;
+        const auto before_merge = comm.traffic();
+        const bool moves = rt.mesh().merge_leaving(d, marks, cut);
+        EXPECT_EQ((comm.traffic() - before_merge).collectives, 1) << what;
+        const auto leaving = std::ranges::count_if(cut.targets, [&](int t) { return t != me; });
+        EXPECT_EQ(moves, world_sum(std::int64_t(leaving)) > 0) << what;
+        if (moves) sent_ahead = rt.mesh().move_for_adapt(d, cut, marks);
+      }
       // A merging family that changed rank arrives merged: its parent, to stay, holding what
       // coarsening the children makes, at the mean of their costs.
       const auto arrives_merged = [&](const Key& k) {
