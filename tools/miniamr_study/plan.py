@@ -59,8 +59,8 @@ def point_name(ranks, threads):
 def build_plan(kind, deck_path, deck_config, variants, ranks_list, threads_list, reps, extra,
                miniamr, reference_exe=None, reference_blocks=None, cores=None,
                oversubscribe=False):
-    """Runs in the order they are measured: for rep, for point, for variant. `cores` None skips
-    the core check (Slurm decides)."""
+    """Runs in the order they are measured: for rep, for point, for variant (the variants rotated
+    by one each repetition). `cores` None skips the core check (Slurm decides)."""
     deck_name = os.path.basename(deck_path)
     plan = Plan(kind, deck_name)
     base = apply_options(deck_config, extra)
@@ -114,9 +114,14 @@ def build_plan(kind, deck_path, deck_config, variants, ranks_list, threads_list,
             per_point[(name, v.label)] = (ranks, used_threads, argv, grid_text(grown.root_grid()),
                                           rank_grid, group, oversub)
     for rep in range(1, reps + 1):
+        # Each repetition starts one variant later, so that no variant always runs right after
+        # the same one: a run can be slowed by the one before it (on a 2-core VM, the second run
+        # after the reference's was 15% slower than the first, whichever runtime it was).
+        shift = (rep - 1) % len(variants)
+        order = list(variants[shift:]) + list(variants[:shift])
         for ranks, threads in points:
             name = point_name(ranks, threads)
-            for v in variants:
+            for v in order:
                 r, t, argv, root, rank_grid, group, oversub = per_point[(name, v.label)]
                 plan.runs.append(Run(kind, deck_name, name, v, rep, r, t, argv, root, rank_grid,
                                      group, oversub))

@@ -80,8 +80,8 @@ def markdown(study_dir):
     extra = f" with `{info['extra']}`" if info.get("extra") else ""
     lines = [BEGIN,
              f"`miniamr-study {info['kind']}` of `{info['deck']}`{extra}: median of "
-             f"{info['reps']} repetitions (min..max), the variants alternating within each, "
-             f"{what}; phases are medians of the average over ranks (the reference counts its "
+             f"{info['reps']} repetitions (min..max), the variants alternating within each and "
+             f"rotated by one each repetition, {what}; phases are medians of the average over ranks (the reference counts its "
              f"balancing as refinement); \"paired\": each run against the reference run of its "
              f"own repetition. {_machine(info)} {_date(runs)}, commit {_revision(runs)}.",
              "",
