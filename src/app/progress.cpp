@@ -46,7 +46,7 @@ void Progress::step(int ts, double t, std::int64_t blocks) {
   if (out_ == nullptr) return;
   const int steps = total_steps(config_);
   const bool last = (steps > 0 && ts >= steps) || (config_.time_given && t >= config_.time);
-  const double wall = std::chrono::duration<double>(runtime::Clock::now() - start_).count();
+  const double wall = runtime::seconds_since(start_);
   if (!last && (ts % config_.progress_every != 0 || wall - last_line_ < config_.progress_interval))
     return;
   last_line_ = wall;

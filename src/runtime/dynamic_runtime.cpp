@@ -184,8 +184,7 @@ void DynamicRuntime::run_chunk(ChunkRun& run) {
         std::unique_lock lock(token, std::try_to_lock);
         if (!lock) continue;
         polled = found;
-        if (drive(run, false, w, arrived))
-          run.count_busy(w, std::chrono::duration<double>(Clock::now() - found).count());
+        if (drive(run, false, w, arrived)) run.count_busy(w, seconds_since(found));
         continue;
       }
       // Nothing to run: drive the messages, or map storage for the next refinement.

@@ -166,7 +166,7 @@ double HaloExchange::claim_send(std::size_t lane, std::size_t m, int worker) {
   post_queued();  // it may be queued still
   MPI_Wait(&send_req_[s], MPI_STATUS_IGNORE);
   send_[s].in_flight.store(false, std::memory_order_release);
-  return std::chrono::duration<double>(Clock::now() - t0).count();
+  return seconds_since(t0);
 }
 
 void HaloExchange::packed(std::size_t lane, std::size_t m) {

@@ -274,12 +274,12 @@ void ChunkRun::run_step(std::size_t lane, std::size_t unit, int step, int worker
     step_with(*compact_, lane, unit, step, worker);
   else
     step_with(padded_, lane, unit, step, worker);
-  double dt = std::chrono::duration<double>(Clock::now() - t0).count() - waited;
+  double dt = seconds_since(t0) - waited;
   if (x_.slowdown.active()) {
     const std::uint64_t id = (std::uint64_t(x_.stages[stage].calc_stage) << 32) ^
                              (std::uint64_t(lanes_.vars(lane).v0) << 24) ^ node;
     x_.slowdown.after(dt, id);
-    dt = std::chrono::duration<double>(Clock::now() - t0).count() - waited;
+    dt = seconds_since(t0) - waited;
   }
   note_done(unit, dt, worker);
   if (packs)

@@ -45,9 +45,7 @@ class Timers {
 class ScopedTimer {
  public:
   ScopedTimer(Timers& t, Phase p) : timers_(t), phase_(p), start_(Clock::now()) {}
-  ~ScopedTimer() {
-    timers_.add(phase_, std::chrono::duration<double>(Clock::now() - start_).count());
-  }
+  ~ScopedTimer() { timers_.add(phase_, seconds_since(start_)); }
   ScopedTimer(const ScopedTimer&) = delete;
   ScopedTimer& operator=(const ScopedTimer&) = delete;
 
