@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cassert>
-#include <cmath>
+
+#include "sfc/shares.hpp"
 
 namespace miniamr::sfc {
 
@@ -51,24 +52,12 @@ std::int64_t equal_bound(std::int64_t r, std::int64_t total, std::int64_t parts)
 }
 
 std::vector<std::int64_t> share_bounds(std::int64_t total, std::span<const double> shares) {
-  const std::size_t parts = shares.size();
-  std::vector<std::int64_t> bounds(parts + 1, 0);
-  if (parts == 0) return bounds;
-  bounds.back() = total;
-  const bool equal = std::ranges::all_of(shares, [&](double s) { return s == shares[0]; });
-  double sum = 0;
-  for (const double s : shares) sum += s;
-  if (equal || !(sum > 0)) {
-    for (std::size_t r = 1; r < parts; ++r)
-      bounds[r] = equal_bound(std::int64_t(r), total, std::int64_t(parts));
-    return bounds;
-  }
-  double before = 0;
-  for (std::size_t r = 1; r < parts; ++r) {
-    before += shares[r - 1];
-    const auto b = std::int64_t(std::ceil(double(total) * (before / sum)));
-    bounds[r] = std::clamp(b, bounds[r - 1], total);
-  }
+  // Each bound as sfc::Shares places it, so that the dense and the sparse form of the same
+  // shares (the balancer's strategies, the refinement cut) cut a curve alike.
+  const Shares sparse(shares);
+  std::vector<std::int64_t> bounds(shares.size() + 1, 0);
+  for (std::size_t r = 1; r < bounds.size(); ++r)
+    bounds[r] = std::clamp(sparse.bound(int(r), total), bounds[r - 1], total);
   return bounds;
 }
 

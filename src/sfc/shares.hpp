@@ -28,8 +28,8 @@ class Shares {
   std::vector<double> values() const;
 
   // Where part r starts on a curve of `total` weight (r = 0: 0; r = parts: total): the bound
-  // sfc::share_bounds gives for values(), to rounding. Equal shares give exactly the bounds of
-  // sfc::cut's equal parts.
+  // sfc::share_bounds gives for values() (it takes them from here). Equal shares give exactly
+  // the bounds of sfc::cut's equal parts.
   std::int64_t bound(int r, std::int64_t total) const;
   // As sfc::cut with these bounds: each of a rank's leaves (weights in curve order, `offset`
   // the weight before them) goes to the part holding the start of its weight; logarithmic in
