@@ -271,10 +271,12 @@ bool Simulation::refine_iteration() {
   if (changes > 0) {
     const sfc::LoadSpread leaves{counts.total[kLeaves], counts.min[kLeaves], counts.max[kLeaves],
                                  runtime_.comm().size()};
-    adapted_mesh_cut_ =
-        cuts && balance_before_adapt(plan, adapted, leaves,
-                                     {counts.before[kWeight], counts.total[kWeight]}, marks);
-    if (adapted_mesh_cut_) plan = octree::plan_adapt(domain_.leaves, marks);
+    const CutBeforeAdapt cut =
+        cuts ? balance_before_adapt(plan, adapted, leaves,
+                                    {counts.before[kWeight], counts.total[kWeight]}, marks)
+             : CutBeforeAdapt::kNone;
+    adapted_mesh_cut_ = cut != CutBeforeAdapt::kNone;
+    if (cut == CutBeforeAdapt::kMoved) plan = octree::plan_adapt(domain_.leaves, marks);
   }
 
   // Merges come before splits, and a parent is released after its eighth child is made, so the
@@ -305,12 +307,13 @@ std::vector<std::int64_t> Simulation::adapted_weights(const octree::AdaptPlan& p
   return adapted;
 }
 
-bool Simulation::balance_before_adapt(const octree::AdaptPlan& plan,
-                                      std::span<const std::int64_t> adapted,
-                                      const sfc::LoadSpread& leaves,
-                                      comm::Communicator::PrefixSum along,
-                                      std::vector<std::int8_t>& marks) {
-  if (equal_shares() && !sfc::needs_balance(leaves, config_.inbalance)) return false;
+Simulation::CutBeforeAdapt Simulation::balance_before_adapt(const octree::AdaptPlan& plan,
+                                                            std::span<const std::int64_t> adapted,
+                                                            const sfc::LoadSpread& leaves,
+                                                            comm::Communicator::PrefixSum along,
+                                                            std::vector<std::int8_t>& marks) {
+  if (equal_shares() && !sfc::needs_balance(leaves, config_.inbalance))
+    return CutBeforeAdapt::kNone;
   // Cutting the adapted mesh before it exists means that every rank splits its share (no rank
   // waits for the page faults of another's children), that parents travel instead of their
   // children, and that the balance after the step finds the partition already cut.
@@ -322,10 +325,10 @@ bool Simulation::balance_before_adapt(const octree::AdaptPlan& plan,
   }
   // Merging the families that leave is the adaptation's coarsening, done before they go: it
   // counts as refinement (T_ref), with the reduction that waits for every rank's merging.
-  if (!mesh_.merge_leaving(domain_, marks, cut)) return true;
+  if (!mesh_.merge_leaving(domain_, marks, cut)) return CutBeforeAdapt::kHeld;
   MINIAMR_TIMED(timers, kLoadBalance);
   step_counts_[2] += mesh_.move_for_adapt(domain_, cut, marks);
-  return true;
+  return CutBeforeAdapt::kMoved;
 }
 
 void Simulation::refine_step(int ts, int iterations) {

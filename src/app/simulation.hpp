@@ -73,12 +73,17 @@ class Simulation {
   // Collective. Balances the old leaves by what `plan` makes of them, moving `marks` along;
   // The cut's weight of each leaf of `plan` (cut_weights carried to the adapted leaves).
   std::vector<std::int64_t> adapted_weights(const octree::AdaptPlan& plan) const;
+  // What balance_before_adapt did: nothing (the mesh needs no cut), a cut that moved no block,
+  // or one that moved blocks (the plan must then be made again from the new leaves).
+  enum class CutBeforeAdapt { kNone, kHeld, kMoved };
   // Collective. Cuts the adapted leaves' curve (weights `adapted`; `leaves`: the ranks' adapted
   // leaf counts; `along`: the weight before this rank and in all) and moves the leaves they
-  // come from; true when it ran (the plan must then be made again from the new leaves).
-  bool balance_before_adapt(const octree::AdaptPlan& plan, std::span<const std::int64_t> adapted,
-                            const sfc::LoadSpread& leaves, comm::Communicator::PrefixSum along,
-                            std::vector<std::int8_t>& marks);
+  // come from.
+  CutBeforeAdapt balance_before_adapt(const octree::AdaptPlan& plan,
+                                      std::span<const std::int64_t> adapted,
+                                      const sfc::LoadSpread& leaves,
+                                      comm::Communicator::PrefixSum along,
+                                      std::vector<std::int8_t>& marks);
   std::vector<std::int64_t> block_weights() const;
   // The dynamic balancer's model weights: each block's cell-variable updates per stage, or the
   // cost model's weights (--lb_weight 1). Measured seconds (--lb_weight 2) only weigh its
