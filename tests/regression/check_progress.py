@@ -26,7 +26,9 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         # Through a pipe, as under tee or a batch system: lines must arrive one by one.
         start = time.monotonic()
-        proc = subprocess.Popen(base + ["--num_tsteps", "60", "--stages_per_ts", "16",
+        # Enough work per timestep (64 stages) that the run outlasts the start-up and the pipe's
+        # delivery on a fast machine: 16 stages took 0.18 s, too short to tell lines apart.
+        proc = subprocess.Popen(base + ["--num_tsteps", "60", "--stages_per_ts", "64",
                                            "--num_vars", "2", "--progress_interval", "0"], cwd=work,
                                 env=env, stdout=subprocess.PIPE, text=True, bufsize=1)
         arrivals = []
