@@ -261,7 +261,7 @@ std::vector<std::int64_t> LoadBalancer::curve_weights(const mesh::Domain& domain
 
 LoadBalancer::Outcome LoadBalancer::judged(std::span<const balance::RankSummary> ranks,
                                            std::span<const std::int64_t> weights,
-                                           const mesh::CurveView& view, double horizon_stages) {
+                                           double horizon_stages) {
   const auto& comm = rt_.comm();
   // Rank 0 proposes and judges; the others learn the verdict and, only when it is taken, the
   // new boundaries along the curve (P + 1 numbers, a second broadcast: a simulation's 4096
@@ -294,7 +294,7 @@ LoadBalancer::Outcome LoadBalancer::judged(std::span<const balance::RankSummary>
   bounds.resize(std::size_t(comm.size()) + 1);
   comm.broadcast_bytes(bounds.data(), int(bounds.size() * sizeof(std::int64_t)));
   o.placement = placement(ranks);
-  o.targets = balance::owners(weights, o.placement.offset, bounds, view.family_start);
+  o.targets = balance::owners(weights, o.placement.offset, bounds);
   return o;
 }
 
@@ -367,7 +367,7 @@ void LoadBalancer::decide(int ts, mesh::Domain& domain, std::span<const std::int
   MINIAMR_TIMED(rt_.timers(), kLoadBalance);
   const auto& comm = rt_.comm();
   const int me = comm.rank();
-  Outcome o = config_.lb_replay_path.empty() ? judged(ranks, weights, view, horizon_stages)
+  Outcome o = config_.lb_replay_path.empty() ? judged(ranks, weights, horizon_stages)
                                              : replayed(ts, domain, view.order, ranks);
   // A cut that moves no block after all (its boundaries moved less than a block) is skipped.
   o.take = o.take && comm.any(std::ranges::any_of(o.targets, [&](int t) { return t != me; }));

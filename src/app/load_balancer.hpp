@@ -118,8 +118,7 @@ class LoadBalancer {
                                           const std::vector<Object>& objects, double delta) const;
   // Collective: rank 0 proposes and judges (`ranks` there), every rank gets the verdict.
   Outcome judged(std::span<const runtime::balance::RankSummary> ranks,
-                 std::span<const std::int64_t> weights, const mesh::CurveView& view,
-                 double horizon_stages);
+                 std::span<const std::int64_t> weights, double horizon_stages);
   // Collective: the logged decision's targets, and this rank's placement when it moves blocks.
   Outcome replayed(int ts, const mesh::Domain& domain, std::span<const std::size_t> order,
                    std::span<const runtime::balance::RankSummary> ranks) const;

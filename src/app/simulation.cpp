@@ -242,16 +242,38 @@ bool Simulation::refine_iteration() {
       return object_mark(objects_, k, domain_.grid, R, cells, config_.refine_ghost);
     };
   }
-  if (const auto targets = mesh_.family_targets(domain_)) {
+  // A family of 8 leaves split between ranks can coarsen only on one rank. The static runtime's
+  // cuts keep families whole, and the rare family split otherwise comes together before the
+  // marks. The dynamic balancer's cuts split families wherever its shares fall: those are marked
+  // where they lie, the closure keeps each one's marks alike over its ranks, and only the ones
+  // that then coarsen come together (a family gathered before the marks and kept by the closure
+  // would go back at the next cut, at every refinement step).
+  const bool split_may_coarsen = balancer_ != nullptr;
+  std::optional<mesh::Mesh::SplitFamilies> split;
+  if (split_may_coarsen) {
+    split = mesh_.split_families(domain_);
+  } else if (const auto targets = mesh_.family_targets(domain_)) {
     MINIAMR_TIMED(runtime_.timers(), kLoadBalance);
     step_counts_[0] += mesh_.migrate_blocks(domain_, *targets);
   }
-  auto marks = octree::initial_marks(domain_.leaves, R, wanted);
-  const auto closure =
-      octree::close_marks(domain_.leaves, marks, domain_.grid, mesh_.mailbox(),
-                          octree::closure_rounds(R, /*split_families_may_coarsen=*/false));
+  auto marks = octree::initial_marks(domain_.leaves, R, wanted,
+                                     split ? split->complete : std::vector<std::uint8_t>{});
+  const auto closure = octree::close_marks(domain_.leaves, marks, domain_.grid, mesh_.mailbox(),
+                                           octree::closure_rounds(R, split_may_coarsen));
   stats_.closure_rounds += closure.rounds;
   step_counts_[1] += closure.changes_sent;
+  if (split) {
+    std::vector<int>& targets = split->home;
+    bool moving = false;
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      if (marks[i] != octree::kCoarsen) targets[i] = runtime_.comm().rank();
+      moving = moving || targets[i] != runtime_.comm().rank();
+    }
+    if (runtime_.comm().any(moving)) {
+      MINIAMR_TIMED(runtime_.timers(), kLoadBalance);
+      step_counts_[0] += mesh_.move_with_marks(domain_, targets, marks);
+    }
+  }
   octree::AdaptPlan plan = octree::plan_adapt(domain_.leaves, marks);
   // The ranks' counts in one collective (p4est's one count allgather per adaptation, with no
   // array of every rank's): the global changes (which rank holds a leaf changes none of them)

@@ -147,19 +147,36 @@ std::int64_t Mesh::gather_families(Domain& domain) {
   return targets ? migrate_blocks(domain, *targets) : 0;
 }
 
-std::optional<std::vector<int>> Mesh::family_targets(const Domain& domain) const {
-  if (comm_.size() == 1) return std::nullopt;
-  const auto& leaves = domain.leaves;
-  const auto order = sfc::curve_order(leaves, partition_.space());
-  // The leading and trailing runs of this rank along the curve: the leaves inside the family
-  // of its first leaf, and inside the family of its last.
+// This rank's runs (and the length of each) and its consensus neighbours': the ranks holding
+// the rest of a family are neighbours in the consensus (they hold leaf siblings of this
+// rank's), so the runs come point to point, one message each way.
+struct Mesh::Runs {
+  // A rank's leading and trailing runs along the curve: the leaves inside the family of its
+  // first leaf, and inside the family of its last.
   struct Lead {
     octree::Key first, last;
     int present = 0;        // the rank holds leaves
     int siblings = 0;       // the leading run holds only leaves of the first leaf's level
     int whole = 0;          // the leading run is all the rank holds
     int tail_siblings = 0;  // the trailing run holds only leaves of the last leaf's level
-  } mine;
+  };
+  std::vector<std::size_t> order;
+  Lead mine;
+  std::size_t run = 0, tail = 0;
+  std::vector<int> peers;
+  std::vector<Lead> theirs;
+
+  const Lead* lead_of(int r) const {
+    const auto it = std::lower_bound(peers.begin(), peers.end(), r);
+    return it != peers.end() && *it == r ? &theirs[std::size_t(it - peers.begin())] : nullptr;
+  }
+};
+
+Mesh::Runs Mesh::exchange_runs(const Domain& domain) const {
+  const auto& leaves = domain.leaves;
+  Runs r;
+  r.order = sfc::curve_order(leaves, partition_.space());
+  const auto& order = r.order;
   const auto same_level_run = [&](std::size_t from, int step, std::size_t& length) {
     const octree::Key& k = leaves[order[from]];
     const octree::Key family = octree::parent(k);
@@ -172,62 +189,101 @@ std::optional<std::vector<int>> Mesh::family_targets(const Domain& domain) const
       same = same && leaves[order[std::size_t(p)]].level == k.level;
     return same;
   };
-  std::size_t run = 0;
   if (!leaves.empty()) {
-    mine.present = 1;
-    mine.first = leaves[order.front()];
-    mine.last = leaves[order.back()];
-    if (mine.first.level > 0) {
-      mine.siblings = same_level_run(0, 1, run) ? 1 : 0;
-      mine.whole = run == leaves.size() ? 1 : 0;
+    r.mine.present = 1;
+    r.mine.first = leaves[order.front()];
+    r.mine.last = leaves[order.back()];
+    if (r.mine.first.level > 0) {
+      r.mine.siblings = same_level_run(0, 1, r.run) ? 1 : 0;
+      r.mine.whole = r.run == leaves.size() ? 1 : 0;
     }
-    std::size_t tail = 0;
-    if (mine.last.level > 0)
-      mine.tail_siblings = same_level_run(order.size() - 1, -1, tail) ? 1 : 0;
+    if (r.mine.last.level > 0)
+      r.mine.tail_siblings = same_level_run(order.size() - 1, -1, r.tail) ? 1 : 0;
   }
-  // The ranks holding the rest of a family are neighbours in the consensus (they hold leaf
-  // siblings of this rank's): their runs come point to point, one message each way.
-  const std::vector<int> peers = mailbox_.peers();
-  std::vector<Lead> theirs(peers.size());
-  std::vector<MPI_Request> requests(2 * peers.size());
-  for (std::size_t i = 0; i < peers.size(); ++i)
-    MPI_Irecv(&theirs[i], sizeof(Lead), MPI_BYTE, peers[i], kLeadTag, comm_.get(), &requests[i]);
-  for (std::size_t i = 0; i < peers.size(); ++i)
-    MPI_Isend(&mine, sizeof(Lead), MPI_BYTE, peers[i], kLeadTag, comm_.get(),
-              &requests[peers.size() + i]);
-  comm_.note(0, std::int64_t(peers.size()));
+  r.peers = mailbox_.peers();
+  r.theirs.resize(r.peers.size());
+  std::vector<MPI_Request> requests(2 * r.peers.size());
+  for (std::size_t i = 0; i < r.peers.size(); ++i)
+    MPI_Irecv(&r.theirs[i], sizeof(Runs::Lead), MPI_BYTE, r.peers[i], kLeadTag, comm_.get(),
+              &requests[i]);
+  for (std::size_t i = 0; i < r.peers.size(); ++i)
+    MPI_Isend(&r.mine, sizeof(Runs::Lead), MPI_BYTE, r.peers[i], kLeadTag, comm_.get(),
+              &requests[r.peers.size() + i]);
+  comm_.note(0, std::int64_t(r.peers.size()));
   MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
-  const auto lead_of = [&](int r) -> const Lead* {
-    const auto it = std::lower_bound(peers.begin(), peers.end(), r);
-    return it != peers.end() && *it == r ? &theirs[std::size_t(it - peers.begin())] : nullptr;
-  };
+  return r;
+}
 
+std::optional<std::vector<int>> Mesh::family_targets(const Domain& domain) const {
+  if (comm_.size() == 1) return std::nullopt;
+  const Runs r = exchange_runs(domain);
   // A run moves to the rank where its family starts when every rank in between holds nothing
   // but leaves of that family at the same level (they move there too), so ranges stay in curve
   // order. Otherwise some sibling is refined and the family cannot coarsen anyway.
-  std::vector<int> targets(leaves.size(), comm_.rank());
+  std::vector<int> targets(domain.leaves.size(), comm_.rank());
   bool moving = false;
-  if (mine.siblings) {
-    const octree::Key& k = mine.first;
+  if (r.mine.siblings) {
+    const octree::Key& k = r.mine.first;
     const int home = partition_.owner(octree::parent(k));
     // The home rank's part of the family must be leaves of this level too. A rank that holds
     // such leaves is a neighbour; one that is not holds none.
-    const Lead* h = lead_of(home);
+    const Runs::Lead* h = r.lead_of(home);
     bool clear = home < comm_.rank() && h != nullptr && h->present && h->tail_siblings &&
                  h->last.level == k.level && octree::parent(h->last) == octree::parent(k);
     for (int j = home + 1; clear && j < comm_.rank(); ++j) {
       if (!partition_.holds_leaves(j)) continue;
-      const Lead* l = lead_of(j);
+      const Runs::Lead* l = r.lead_of(j);
       clear = l != nullptr && l->siblings && l->whole && l->first.level == k.level &&
               octree::parent(l->first) == octree::parent(k);
     }
     if (clear) {
-      for (std::size_t p = 0; p < run; ++p) targets[order[p]] = home;
+      for (std::size_t p = 0; p < r.run; ++p) targets[r.order[p]] = home;
       moving = true;
     }
   }
   if (!comm_.any(moving)) return std::nullopt;
   return targets;
+}
+
+Mesh::SplitFamilies Mesh::split_families(const Domain& domain) const {
+  const std::size_t n = domain.leaves.size();
+  const int me = comm_.rank();
+  SplitFamilies split{std::vector<std::uint8_t>(n, 0), std::vector<int>(n, me)};
+  if (comm_.size() == 1) return split;
+  const Runs r = exchange_runs(domain);
+  // Whether the family of `k` (a leaf of this rank's run, all of whose leaves are of k's level)
+  // is 8 leaves over several ranks: from the rank of its first leaf (`home`) to that of its
+  // last, the first ends with leaves of the family at k's level, the last starts with them, and
+  // those between hold nothing else.
+  const auto complete_across = [&](const octree::Key& k) {
+    const octree::Key family = octree::parent(k);
+    const auto [home, end] = partition_.owners(family);
+    if (home == end) return false;
+    const auto of_family = [&](const octree::Key& leaf) {
+      return leaf.level == k.level && octree::parent(leaf) == family;
+    };
+    for (int j = home; j <= end; ++j) {
+      if (j == me) continue;
+      const Runs::Lead* l = r.lead_of(j);
+      if (j != home && j != end && j + 1 < comm_.size() && !partition_.holds_leaves(j)) continue;
+      if (l == nullptr || !l->present) return false;
+      const bool ok = j == home  ? l->tail_siblings && of_family(l->last)
+                      : j == end ? l->siblings && of_family(l->first)
+                                 : l->siblings && l->whole && of_family(l->first);
+      if (!ok) return false;
+    }
+    return true;
+  };
+  if (r.mine.siblings && complete_across(r.mine.first)) {
+    const int home = partition_.owners(octree::parent(r.mine.first)).first;
+    for (std::size_t p = 0; p < r.run; ++p) {
+      split.complete[r.order[p]] = 1;
+      split.home[r.order[p]] = home;
+    }
+  }
+  if (r.mine.tail_siblings && complete_across(r.mine.last))
+    for (std::size_t p = n - r.tail; p < n; ++p) split.complete[r.order[p]] = 1;
+  return split;
 }
 
 std::vector<int> Mesh::balanced_targets(const octree::LeafSet& leaves,
@@ -239,15 +295,16 @@ std::vector<int> Mesh::balanced_targets(const octree::LeafSet& leaves,
   std::int64_t local = 0;
   for (std::size_t p = 0; p < order.size(); ++p) local += along[p] = weights[order[p]];
   const auto [offset, total] = known ? *known : comm_.prefix_sum(local);
-  // Without shares, the reference's count balance; with them, the dynamic balancer's cut, whose
-  // few leaves per part on a small mesh make rounding to the nearest family worth it.
+  // Without shares, the reference's count balance, families whole with their first leaf; with
+  // them, the dynamic balancer's cut, exactly at the shares' bounds. A few leaves per part on a
+  // small mesh make half a family 9% of a slow rank's part (the expanding sphere), and the
+  // adaptation brings together only the split families that coarsen (split_families).
   std::vector<int> cut;
   if (!shares.given()) {
     cut = sfc::cut(along, offset, total, comm_.size());
     sfc::keep_families_together(cut, family_starts(leaves, order));
   } else {
     cut = shares.cut(along, offset, total);
-    sfc::keep_families_nearest(cut, family_starts(leaves, order));
   }
   std::vector<int> targets(order.size());
   for (std::size_t p = 0; p < order.size(); ++p) targets[order[p]] = cut[p];
@@ -319,7 +376,6 @@ bool Mesh::merge_leaving(Domain& domain, std::vector<std::int8_t>& marks, AdaptC
 CurveView Mesh::curve_view(const Domain& domain) const {
   CurveView v;
   v.order = sfc::curve_order(domain.leaves, partition_.space());
-  v.family_start = family_starts(domain.leaves, v.order);
   return v;
 }
 

@@ -30,11 +30,9 @@ struct CommPartners {
   int unique = 0;  // distinct ranks
 };
 
-// This rank's blocks along the ownership curve (indices into domain.leaves) and, for each
-// position, the first position of its family when the whole family may coarsen here.
+// This rank's blocks along the ownership curve (indices into domain.leaves).
 struct CurveView {
   std::vector<std::size_t> order;
-  std::vector<std::size_t> family_start;
 };
 
 class Mesh {
@@ -65,7 +63,8 @@ class Mesh {
   // Collective. Redistributes the blocks so each rank holds an equal share of the total weight
   // along the curve (families that may coarsen stay together); returns blocks sent from here.
   // With `shares` given (the same on every rank), rank r's share of the weight is proportional
-  // to its value instead (sfc::Shares).
+  // to its value instead (sfc::Shares), and the cut falls where the shares say, within a family
+  // or not.
   std::int64_t rebalance(Domain& domain, std::span<const std::int64_t> weights,
                          const sfc::Shares& shares = {});
 
@@ -112,6 +111,23 @@ class Mesh {
   // blocks), or nullopt on every rank when no rank moves a block: for a caller that accounts
   // the move apart from the check.
   std::optional<std::vector<int>> family_targets(const Domain& domain) const;
+  // The families of 8 leaves split between ranks, for an adaptation that gathers only those
+  // that coarsen (after the closure, which keeps a split family's marks alike): per local leaf,
+  // whether its family is one (`complete`, as octree::initial_marks takes it), and the rank of
+  // the family's first leaf, where the family comes together (`home`; this rank for the rest).
+  // Collective (point to point with the consensus neighbours).
+  struct SplitFamilies {
+    std::vector<std::uint8_t> complete;
+    std::vector<int> home;
+  };
+  SplitFamilies split_families(const Domain& domain) const;
+  // Collective. Sends each local block i to rank targets[i] with its cost record and marks[i],
+  // without rebuilding the neighbourhood: for a move between the closure and the adaptation,
+  // whose rebuild follows. Returns the blocks sent from here.
+  std::int64_t move_with_marks(Domain& domain, std::span<const int> targets,
+                               std::vector<std::int8_t>& marks) {
+    return move_blocks(domain, targets, &marks);
+  }
 
   // Collective. Sends each local block i to rank targets[i] (with its cost record); returns
   // the blocks sent from here.
@@ -126,7 +142,7 @@ class Mesh {
  private:
   // Each of `leaves`' rank in the cut of the curve into equal shares of `weights` (collective),
   // families that may coarsen kept whole with their first leaf; or, when `shares` are given,
-  // into shares proportional to their values, each family with the rank holding most of it.
+  // exactly into shares proportional to their values.
   // `along`: the weights before this rank and of all, when known.
   std::vector<int> balanced_targets(const octree::LeafSet& leaves,
                                     std::span<const std::int64_t> weights,
@@ -141,6 +157,9 @@ class Mesh {
   // Collective. Sends each block to its target (migrate) and notes that the partition moved.
   std::int64_t move_blocks(Domain& domain, std::span<const int> targets,
                            std::vector<std::int8_t>* marks = nullptr);
+  // This rank's runs at either end of its range and its consensus neighbours' (point to point).
+  struct Runs;
+  Runs exchange_runs(const Domain& domain) const;
 
   comm::Communicator comm_;
   sfc::Curve ownership_;

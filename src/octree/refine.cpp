@@ -7,13 +7,16 @@
 namespace miniamr::octree {
 
 std::vector<std::int8_t> initial_marks(const LeafSet& leaves, int max_level,
-                                       const std::function<int(const Key&)>& wanted) {
+                                       const std::function<int(const Key&)>& wanted,
+                                       std::span<const std::uint8_t> complete_across) {
+  assert(complete_across.empty() || complete_across.size() == leaves.size());
   std::vector<std::int8_t> marks(leaves.size());
   for (std::size_t i = 0; i < leaves.size(); ++i) {
     const Key& k = leaves[i];
     int m = std::clamp(wanted(k), -1, 1);
     if (m == kRefine && k.level >= max_level) m = kStay;
-    if (m == kCoarsen && !leaves.family_complete_at(i)) m = kStay;  // also catches level 0
+    const bool across = !complete_across.empty() && complete_across[i] != 0;
+    if (m == kCoarsen && !across && !leaves.family_complete_at(i)) m = kStay;  // also level 0
     marks[i] = static_cast<std::int8_t>(m);
   }
   return marks;

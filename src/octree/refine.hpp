@@ -55,9 +55,12 @@ class LocalMailbox final : public MarkMailbox {
 
 // The marks a leaf starts from (step 2 of a refinement iteration): `wanted` is what the
 // callback (objects, uniform refinement) asks for; leaves at max_level cannot refine, level-0
-// leaves and leaves whose family is not 8 leaves here cannot coarsen.
+// leaves and leaves whose family is not 8 leaves here cannot coarsen, unless
+// `complete_across[i]` says leaf i's family is 8 leaves split between ranks (whose marks the
+// closure then keeps alike: close_marks with split_families_may_coarsen).
 std::vector<std::int8_t> initial_marks(const LeafSet& leaves, int max_level,
-                                       const std::function<int(const Key&)>& wanted);
+                                       const std::function<int(const Key&)>& wanted,
+                                       std::span<const std::uint8_t> complete_across = {});
 
 struct ClosureStats {
   int rounds = 0;

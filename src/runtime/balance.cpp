@@ -272,11 +272,8 @@ std::int64_t offset_of(std::span<const RankSummary> ranks, int rank) {
 }
 
 std::vector<int> owners(std::span<const std::int64_t> weights, std::int64_t offset,
-                        std::span<const std::int64_t> bounds,
-                        std::span<const std::size_t> family_start) {
-  std::vector<int> t = sfc::cut(weights, offset, bounds);
-  sfc::keep_families_nearest(t, family_start);
-  return t;
+                        std::span<const std::int64_t> bounds) {
+  return sfc::cut(weights, offset, bounds);
 }
 
 }  // namespace miniamr::runtime::balance

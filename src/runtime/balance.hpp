@@ -158,10 +158,9 @@ std::int64_t offset_of(std::span<const RankSummary> ranks, int rank);
 
 // The new owner of each of this rank's blocks (in curve order, weights summing to its work,
 // starting at `offset` in work space) under the boundaries `bounds`: the range holding the
-// start of its weight (sfc::cut), families that may coarsen kept whole with the range holding
-// most of them (sfc::keep_families_nearest), as mesh::Mesh cuts with shares.
+// start of its weight (sfc::cut), as mesh::Mesh cuts with shares (a family split between ranks
+// comes together only if it coarsens).
 std::vector<int> owners(std::span<const std::int64_t> weights, std::int64_t offset,
-                        std::span<const std::int64_t> bounds,
-                        std::span<const std::size_t> family_start);
+                        std::span<const std::int64_t> bounds);
 
 }  // namespace miniamr::runtime::balance

@@ -80,17 +80,6 @@ void keep_families_together(std::span<int> targets, std::span<const std::size_t>
   for (std::size_t i = 0; i < targets.size(); ++i) targets[i] = targets[family_start[i]];
 }
 
-void keep_families_nearest(std::span<int> targets, std::span<const std::size_t> family_start) {
-  assert(targets.size() == family_start.size());
-  for (std::size_t first = 0; first < targets.size();) {
-    std::size_t end = first + 1;
-    while (end < targets.size() && family_start[end] == first) ++end;
-    const int t = targets[first + (end - first) / 2];
-    for (std::size_t i = first; i < end; ++i) targets[i] = t;
-    first = end;
-  }
-}
-
 LoadSpread spread_of(std::span<const std::int64_t> loads) {
   if (loads.empty()) return {};
   const auto [lo, hi] = std::minmax_element(loads.begin(), loads.end());

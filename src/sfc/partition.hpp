@@ -71,11 +71,6 @@ std::vector<int> cut(std::span<const std::int64_t> weights, std::int64_t offset,
 // the index of the first leaf of i's family when the whole family is here, else i.
 void keep_families_together(std::span<int> targets, std::span<const std::size_t> family_start);
 
-// As keep_families_together, but a family goes to the target of its middle leaf: to the part
-// holding most of it, so that a cut into few leaves per part misses its shares by at most half
-// a family instead of a whole one. Targets stay non-decreasing.
-void keep_families_nearest(std::span<int> targets, std::span<const std::size_t> family_start);
-
 // The per-rank loads as the imbalance test reads them.
 struct LoadSpread {
   std::int64_t sum = 0, min = 0, max = 0;

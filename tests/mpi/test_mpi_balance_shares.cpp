@@ -1,6 +1,6 @@
 // mesh::Mesh::rebalance with per-rank shares on 1..4 ranks (the dynamic balancer's cut at a
-// refinement step): the blocks end where the whole curve cut into those shares puts them, each
-// complete family with the rank holding most of it, in contiguous ranges along the curve.
+// refinement step): the blocks end where the whole curve cut into those shares puts them, in
+// contiguous ranges along the curve.
 #include "runtime_fixtures.hpp"
 
 namespace {
@@ -26,11 +26,9 @@ TEST(RebalanceWithShares, MatchesTheWholeCurveCutIntoTheShares) {
       Domain d = make_domain(grid, BlockShape{2, 2, 2, 1}, share(keys, before, me));
       rt.mesh().changed(d);
 
-      // The oracle: the whole curve cut at the shares' bounds, then every complete family that
-      // was on one rank sent where its fifth leaf along the curve (its middle) goes.
+      // The oracle: the whole curve cut at the shares' bounds, through families or not.
       const auto weights = random_weights(keys.size(), 10, 1700 + seed);
-      auto expected = cut_whole(keys, space, weights, P, cut_shares);
-      keep_families_whole(keys, space, before, expected, 4);
+      const auto expected = cut_whole(keys, space, weights, P, cut_shares);
 
       std::vector<std::int64_t> local_weights;
       for (const Key& k : d.leaves.keys()) local_weights.push_back(weights[index_of(keys, k)]);

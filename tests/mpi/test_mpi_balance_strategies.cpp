@@ -1,7 +1,7 @@
 // The balancing strategies on 1..4 ranks as the balancer runs them: one summary per rank
 // gathered in one collective, the same cut worked out on every rank, and each rank mapping its
-// own blocks. Owners stay contiguous along the curve and in rank order, families are never
-// split, shares follow the rank speeds, a slow rank gives work away, and `central` moves no
+// own blocks. Owners stay contiguous along the curve and in rank order, shares follow the rank
+// speeds, a slow rank gives work away, and `central` moves no
 // more than it is allowed to.
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -45,17 +45,13 @@ std::vector<int> joined(const comm::Communicator& comm, const std::vector<int>& 
 }
 
 struct Case {
-  std::vector<std::int64_t> weights;      // this rank's
-  std::vector<std::size_t> family_start;  // this rank's
+  std::vector<std::int64_t> weights;  // this rank's
 };
 
-// `n` blocks of weight 100 + (position % 7), families of 8 where they fit.
+// `n` blocks of weight 100 + (position % 7).
 Case make_case(int n) {
   Case c;
-  for (int p = 0; p < n; ++p) {
-    c.weights.push_back(100 + p % 7);
-    c.family_start.push_back(std::size_t(p - p % 8 + 8 <= n ? p - p % 8 : p));
-  }
+  for (int p = 0; p < n; ++p) c.weights.push_back(100 + p % 7);
   return c;
 }
 
@@ -72,14 +68,14 @@ std::vector<int> targets(const comm::Communicator& comm, balance::Strategy s, co
   MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm.get());
   const auto speeds = balance::settled_speeds(all, {}, {});
   const balance::Proposal p = balance::propose(all, {s, max_move, speeds, 1, {}});
-  return balance::owners(c.weights, balance::offset_of(all, comm.rank()), p.to, c.family_start);
+  return balance::owners(c.weights, balance::offset_of(all, comm.rank()), p.to);
 }
 
 constexpr balance::Strategy kAll[] = {balance::Strategy::kNone, balance::Strategy::kSfc,
                                       balance::Strategy::kDiffusion, balance::Strategy::kCentral,
                                       balance::Strategy::kPredictive};
 
-TEST(Strategies, OwnersAreContiguousAndFamiliesWhole) {
+TEST(Strategies, OwnersAreContiguous) {
   World w;
   for (const balance::Strategy s : kAll) {
     const int name = int(s);
@@ -92,9 +88,6 @@ TEST(Strategies, OwnersAreContiguousAndFamiliesWhole) {
     EXPECT_TRUE(
         everywhere(w.comm, std::ranges::all_of(t, [&](int r) { return r >= 0 && r < w.size(); })))
         << name;
-    bool whole = true;
-    for (std::size_t p = 0; p < t.size(); ++p) whole = whole && t[p] == t[c.family_start[p]];
-    EXPECT_TRUE(everywhere(w.comm, whole)) << name << ": a family was split";
     if (s == balance::Strategy::kNone) {
       EXPECT_TRUE(everywhere(w.comm, std::ranges::all_of(t, [&](int r) { return r == w.rank(); })));
     }
@@ -108,10 +101,7 @@ TEST(Strategies, SharesFollowSpeeds) {
   // a fast rank's share.
   const int n = 64;
   Case c;
-  for (int p = 0; p < n; ++p) {
-    c.weights.push_back(1000);
-    c.family_start.push_back(std::size_t(p));
-  }
+  for (int p = 0; p < n; ++p) c.weights.push_back(1000);
   std::vector<double> speeds(static_cast<std::size_t>(w.size()), 3.0);
   speeds[1] = 1.0;
   const double total_speed = std::accumulate(speeds.begin(), speeds.end(), 0.0);
@@ -139,10 +129,7 @@ TEST(Strategies, CentralMovesAtMostMaxMove) {
   // Everything on rank 0: a full re-cut would move most blocks; allow a quarter.
   const int n = w.rank() == 0 ? 32 * w.size() : 0;
   Case c;
-  for (int p = 0; p < n; ++p) {
-    c.weights.push_back(10);
-    c.family_start.push_back(std::size_t(p));
-  }
+  for (int p = 0; p < n; ++p) c.weights.push_back(10);
   const auto t = targets(w.comm, balance::Strategy::kCentral, c, 1.0, 0.25);
   const auto moved = std::count_if(t.begin(), t.end(), [](int r) { return r != 0; });
   if (w.rank() == 0) {

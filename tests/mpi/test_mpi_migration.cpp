@@ -303,6 +303,97 @@ TEST(GatherFamilies, RandomMeshesAndCuts) {
   }
 }
 
+// The adaptation after the dynamic balancer's cuts, which go through families: the families of
+// 8 leaves split between ranks are found where they lie (Mesh::split_families), marked there,
+// kept alike by the closure, and only those that coarsen come together. The adapted mesh is
+// the one that gathering every split family before the marks gives, on every cut.
+void check_split(const RootGrid& grid, sfc::Curve curve, const std::vector<Key>& keys,
+                 std::span<const std::size_t> bounds, int max_level,
+                 const std::function<int(const Key&)>& wanted, const std::string& what) {
+  const int me = world_rank();
+  const auto space = space_of(curve, grid);
+  const auto targets = targets_from_bounds(keys, space, bounds);
+  const auto order = along_curve(keys, space);
+  std::vector<std::size_t> position(keys.size());
+  for (std::size_t p = 0; p < order.size(); ++p) position[order[p]] = p;
+
+  // Gathering first, as the static runtime's adaptation does.
+  Domain g = make_domain(grid, BlockShape{2, 2, 2, 1}, share(keys, targets, me));
+  runtime::StaticRuntime gathering(MPI_COMM_WORLD, options(curve));
+  gathering.mesh().changed(g);
+  gathering.mesh().gather_families(g);
+  auto gathered_marks = octree::initial_marks(g.leaves, max_level, wanted);
+  octree::close_marks(g.leaves, gathered_marks, grid, gathering.mesh().mailbox(),
+                      octree::closure_rounds(max_level, false));
+  const auto expected = allgather_keys(octree::plan_adapt(g.leaves, gathered_marks).keys);
+
+  Domain d = make_domain(grid, BlockShape{2, 2, 2, 1}, share(keys, targets, me));
+  runtime::StaticRuntime rt(MPI_COMM_WORLD, options(curve));
+  rt.mesh().changed(d);
+  mesh::Mesh::SplitFamilies split = rt.mesh().split_families(d);
+  // The oracle: a complete family whose leaves more than one rank holds, and the rank of its
+  // first leaf along the curve.
+  Problems p;
+  for (const Key& first : complete_families(keys)) {
+    std::vector<std::size_t> members;
+    for (int o = 0; o < 8; ++o) members.push_back(index_of(keys, octree::sibling(first, o)));
+    std::ranges::sort(members, [&](auto a, auto b) { return position[a] < position[b]; });
+    const bool across = std::ranges::any_of(
+        members, [&](std::size_t i) { return targets[i] != targets[members[0]]; });
+    for (const std::size_t i : members) {
+      const auto here = d.leaves.find(keys[i]);
+      if (!here) continue;
+      if (split.complete[*here] != (across ? 1 : 0))
+        p.add(str(keys[i]) + (across ? " not found split" : " found split"));
+      const int home = across ? targets[members[0]] : me;
+      if (split.home[*here] != home)
+        p.add(str(keys[i]) + " home " + std::to_string(split.home[*here]) + ", not " +
+              std::to_string(home));
+    }
+  }
+  for (std::size_t i = 0; i < d.leaves.size(); ++i)
+    if (split.complete[i] != 0 && !std::ranges::any_of(complete_families(keys), [&](const Key& f) {
+          return octree::parent(f) == octree::parent(d.leaves[i]) && f.level == d.leaves[i].level;
+        }))
+      p.add(str(d.leaves[i]) + " found in a complete family");
+  EXPECT_TRUE(all_ranks(p.none(), what + ": " + p.text())) << what;
+
+  auto marks = octree::initial_marks(d.leaves, max_level, wanted, split.complete);
+  octree::close_marks(d.leaves, marks, grid, rt.mesh().mailbox(),
+                      octree::closure_rounds(max_level, true));
+  for (std::size_t i = 0; i < marks.size(); ++i)
+    if (marks[i] != octree::kCoarsen) split.home[i] = me;
+  rt.mesh().move_with_marks(d, split.home, marks);
+  auto got = allgather_keys(octree::plan_adapt(d.leaves, marks).keys);
+  std::vector<Key> all_expected, all_got;
+  for (const auto& r : expected) all_expected.insert(all_expected.end(), r.begin(), r.end());
+  for (const auto& r : got) all_got.insert(all_got.end(), r.begin(), r.end());
+  std::ranges::sort(all_expected, octree::MortonLess{});
+  std::ranges::sort(all_got, octree::MortonLess{});
+  EXPECT_EQ(all_got, all_expected) << what << ": not the mesh that gathering first makes";
+}
+
+TEST(SplitFamilies, CoarsenWhereTheyLieAsIfGatheredFirst) {
+  const int P = world_size();
+  // Every leaf wants to coarsen, or a mix of coarsen, stay and refine drawn from its key.
+  const std::function<int(const Key&)> all = [](const Key&) { return -1; };
+  const std::function<int(const Key&)> mixed = [](const Key& k) {
+    const int r = int(key_hash(k, 11) % 5);
+    return r == 0 ? 1 : r == 1 ? 0 : -1;
+  };
+  for (const sfc::Curve curve : kCurves) {
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      const RootGrid grid{{2, 2, 1}};
+      const std::vector<Key> keys = random_mesh(grid, 3, 50, 60 + seed);
+      for (const auto& b : distributions(keys.size(), P, 10, seed))
+        for (const auto& [name, wanted] : {std::pair{"all", all}, std::pair{"mixed", mixed}})
+          check_split(grid, curve, keys, b, 3, wanted,
+                      curve_name(curve) + " seed " + std::to_string(seed) + " " + name + " " +
+                          bounds_text(b));
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 4. Empty ranks
 

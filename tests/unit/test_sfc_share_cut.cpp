@@ -74,19 +74,12 @@ TEST(ShareCut, NothingToCutGoesToTheFirstPart) {
             (std::vector<int>{0, 0, 0}));
 }
 
-TEST(ShareCut, FamiliesGoWhereMostOfThemAre) {
+TEST(ShareCut, FamiliesGoWithTheirFirstLeaf) {
   // Positions 0..9: a family of 8 at 1..8 cut after its third leaf, and singles at 0 and 9.
-  std::vector<std::size_t> family{0, 1, 1, 1, 1, 1, 1, 1, 1, 9};
-  const std::vector<int> cut{0, 0, 0, 0, 1, 1, 1, 1, 1, 1};
-  std::vector<int> nearest = cut, first = cut;
-  sfc::keep_families_nearest(nearest, family);
+  const std::vector<std::size_t> family{0, 1, 1, 1, 1, 1, 1, 1, 1, 9};
+  std::vector<int> first{0, 0, 0, 0, 1, 1, 1, 1, 1, 1};
   sfc::keep_families_together(first, family);
-  EXPECT_EQ(nearest, (std::vector<int>{0, 1, 1, 1, 1, 1, 1, 1, 1, 1}));
   EXPECT_EQ(first, (std::vector<int>{0, 0, 0, 0, 0, 0, 0, 0, 0, 1}));
-  // Cut after its fifth leaf: it stays.
-  std::vector<int> late{0, 0, 0, 0, 0, 0, 1, 1, 1, 1};
-  sfc::keep_families_nearest(late, family);
-  EXPECT_EQ(late, (std::vector<int>{0, 0, 0, 0, 0, 0, 0, 0, 0, 1}));
 }
 
 TEST(Shares, BoundsAreThoseOfTheDenseShares) {
