@@ -106,6 +106,20 @@ TEST(InitialMarks, CapsAtMaxLevelAndKeepsIncompleteFamilies) {
   for (auto m : root_marks) EXPECT_EQ(m, kStay);  // level 0 never coarsens
 }
 
+TEST(InitialMarks, APartFamilyCoarsensOnlyWhenSaidCompleteAcrossRanks) {
+  // Four of root 0's children here, the other four on another rank: not a family here.
+  const Key root = root_key(0, 0, 0);
+  std::vector<Key> part;
+  for (int o = 0; o < 4; ++o) part.push_back(child(root, o));
+  const LeafSet leaves(part);
+  const auto coarsen = [](const Key&) { return -1; };
+  for (auto m : initial_marks(leaves, 3, coarsen)) EXPECT_EQ(m, kStay);
+  // Said complete across ranks (Mesh::split_families): they may coarsen, the closure decides.
+  const std::vector<std::uint8_t> across{1, 1, 0, 1};
+  const auto marks = initial_marks(leaves, 3, coarsen, across);
+  EXPECT_EQ(marks, (std::vector<std::int8_t>{kCoarsen, kCoarsen, kStay, kCoarsen}));
+}
+
 TEST(Closure, RaisedAcrossIsTheFaceRulesForEveryLevelAndMark) {
   // The one statement of R1-R3 that the closure applies and the mailbox posts by.
   const std::optional<std::int8_t> none;
