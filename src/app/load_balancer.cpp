@@ -19,6 +19,7 @@
 #include "io/printable.hpp"
 #include "mesh/migrate.hpp"
 #include "runtime/clock.hpp"
+#include "sfc/partition.hpp"
 
 namespace miniamr::app {
 
@@ -294,7 +295,9 @@ LoadBalancer::Outcome LoadBalancer::judged(std::span<const balance::RankSummary>
   bounds.resize(std::size_t(comm.size()) + 1);
   comm.broadcast_bytes(bounds.data(), int(bounds.size() * sizeof(std::int64_t)));
   o.placement = placement(ranks);
-  o.targets = balance::owners(weights, o.placement.offset, bounds);
+  // Each block to the range holding the start of its weight, as mesh::Mesh cuts with shares
+  // (a family split between ranks comes together only if it coarsens).
+  o.targets = sfc::cut(weights, o.placement.offset, bounds);
   return o;
 }
 

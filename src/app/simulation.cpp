@@ -256,8 +256,9 @@ bool Simulation::refine_iteration() {
     MINIAMR_TIMED(runtime_.timers(), kLoadBalance);
     step_counts_[0] += mesh_.migrate_blocks(domain_, *targets);
   }
-  auto marks = octree::initial_marks(domain_.leaves, R, wanted,
-                                     split ? split->complete : std::vector<std::uint8_t>{});
+  auto marks = octree::initial_marks(
+      domain_.leaves, R, wanted,
+      split ? std::span<const std::uint8_t>(split->complete) : std::span<const std::uint8_t>{});
   const auto closure = octree::close_marks(domain_.leaves, marks, domain_.grid, mesh_.mailbox(),
                                            octree::closure_rounds(R, split_may_coarsen));
   stats_.closure_rounds += closure.rounds;

@@ -264,8 +264,8 @@ Mesh::SplitFamilies Mesh::split_families(const Domain& domain) const {
     };
     for (int j = home; j <= end; ++j) {
       if (j == me) continue;
-      const Runs::Lead* l = r.lead_of(j);
       if (j != home && j != end && j + 1 < comm_.size() && !partition_.holds_leaves(j)) continue;
+      const Runs::Lead* l = r.lead_of(j);
       if (l == nullptr || !l->present) return false;
       const bool ok = j == home  ? l->tail_siblings && of_family(l->last)
                       : j == end ? l->siblings && of_family(l->first)

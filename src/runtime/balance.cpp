@@ -271,9 +271,4 @@ std::int64_t offset_of(std::span<const RankSummary> ranks, int rank) {
   return offset;
 }
 
-std::vector<int> owners(std::span<const std::int64_t> weights, std::int64_t offset,
-                        std::span<const std::int64_t> bounds) {
-  return sfc::cut(weights, offset, bounds);
-}
-
 }  // namespace miniamr::runtime::balance

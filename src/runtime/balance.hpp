@@ -156,11 +156,4 @@ Verdict accept(const Proposal& p, const AcceptRule& rule, const Hysteresis& h);
 // This rank's share of the work before its own: the sum of the works of the ranks before `rank`.
 std::int64_t offset_of(std::span<const RankSummary> ranks, int rank);
 
-// The new owner of each of this rank's blocks (in curve order, weights summing to its work,
-// starting at `offset` in work space) under the boundaries `bounds`: the range holding the
-// start of its weight (sfc::cut), as mesh::Mesh cuts with shares (a family split between ranks
-// comes together only if it coarsens).
-std::vector<int> owners(std::span<const std::int64_t> weights, std::int64_t offset,
-                        std::span<const std::int64_t> bounds);
-
 }  // namespace miniamr::runtime::balance

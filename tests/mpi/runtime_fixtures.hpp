@@ -254,12 +254,10 @@ inline std::vector<int> cut_whole(const std::vector<Key>& keys, const sfc::Curve
   return t;
 }
 
-// The rebalance's rule for families: every complete family of `keys` that is whole on one rank
-// under `before` goes, whole, where its `member`-th leaf along the curve (0..7) goes under
-// `expected`.
+// The static runtime's rule for families: every complete family of `keys` that is whole on one
+// rank under `before` goes, whole, where its first leaf along the curve goes under `expected`.
 inline void keep_families_whole(const std::vector<Key>& keys, const sfc::CurveSpace& space,
-                                std::span<const int> before, std::vector<int>& expected,
-                                std::size_t member) {
+                                std::span<const int> before, std::vector<int>& expected) {
   const auto order = along_curve(keys, space);
   std::vector<std::size_t> position(keys.size());
   for (std::size_t p = 0; p < order.size(); ++p) position[order[p]] = p;
@@ -271,7 +269,7 @@ inline void keep_families_whole(const std::vector<Key>& keys, const sfc::CurveSp
       continue;
     std::ranges::sort(members,
                       [&](std::size_t a, std::size_t b) { return position[a] < position[b]; });
-    const int target = expected[members[member]];
+    const int target = expected[members.front()];
     for (const std::size_t i : members) expected[i] = target;
   }
 }

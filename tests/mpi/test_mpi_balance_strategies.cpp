@@ -14,6 +14,7 @@
 
 #include "comm/mpi.hpp"
 #include "runtime/balance.hpp"
+#include "sfc/partition.hpp"
 
 namespace {
 
@@ -68,7 +69,7 @@ std::vector<int> targets(const comm::Communicator& comm, balance::Strategy s, co
   MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm.get());
   const auto speeds = balance::settled_speeds(all, {}, {});
   const balance::Proposal p = balance::propose(all, {s, max_move, speeds, 1, {}});
-  return balance::owners(c.weights, balance::offset_of(all, comm.rank()), p.to);
+  return miniamr::sfc::cut(c.weights, balance::offset_of(all, comm.rank()), p.to);
 }
 
 constexpr balance::Strategy kAll[] = {balance::Strategy::kNone, balance::Strategy::kSfc,

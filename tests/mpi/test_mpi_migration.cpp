@@ -487,7 +487,7 @@ TEST(Rebalance, MatchesTheGlobalCutWithFamiliesKeptTogether) {
       // one rank sent where its first leaf along the curve goes.
       const auto weights = random_weights(keys.size(), 10, 700 + seed);
       auto expected = cut_whole(keys, space, weights, P);
-      keep_families_whole(keys, space, before, expected, 0);
+      keep_families_whole(keys, space, before, expected);
 
       std::vector<std::int64_t> local_weights;
       std::int64_t leaving = 0;

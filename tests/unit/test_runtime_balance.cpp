@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/balance.hpp"
+#include "sfc/partition.hpp"
 
 using namespace miniamr::runtime;
 using namespace miniamr::runtime::balance;
@@ -286,13 +287,13 @@ TEST(Accept, MovingBackNeedsAWiderMargin) {
   EXPECT_EQ(h.direction, (std::vector<int>{0, -1, 0}));
 }
 
-TEST(Owners, LocalTargetsFromTheBounds) {
+TEST(Owners, LocalTargetsFromTheBoundsAreTheCurveCut) {
   // The rank's 8 blocks start at 400 in work space; the bounds put 500 and 650 in ranks 1 and
   // 2's ranges. Each block goes to the range holding the start of its weight, whatever families
   // the cut goes through.
   const std::vector<std::int64_t> w(8, 50);
   const std::vector<std::int64_t> bounds{0, 500, 650, 1000};
-  EXPECT_EQ(owners(w, 400, bounds), (std::vector<int>{0, 0, 1, 1, 1, 2, 2, 2}));
+  EXPECT_EQ(miniamr::sfc::cut(w, 400, bounds), (std::vector<int>{0, 0, 1, 1, 1, 2, 2, 2}));
   const std::vector<RankSummary> r{rank(100, 1, 1), rank(300, 3, 1), rank(50, 1, 1)};
   EXPECT_EQ(offset_of(r, 0), 0);
   EXPECT_EQ(offset_of(r, 2), 400);
@@ -338,7 +339,7 @@ Outcome run_machine(const std::vector<double>& true_speeds, double noise, int in
     h.taken(p);
     // Every block's new owner: the whole curve seen from one place.
     const std::vector<std::int64_t> w(kBlocks, kWeight);
-    const auto t = owners(w, 0, p.to);
+    const auto t = miniamr::sfc::cut(w, 0, p.to);
     std::vector<std::int64_t> now(P, 0);
     for (const int owner : t) ++now[std::size_t(owner)];
     if (now != blocks) {
