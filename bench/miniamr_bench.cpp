@@ -15,15 +15,19 @@
 #include <string>
 #include <vector>
 
+#include <sys/mman.h>
+
 #include "octree/key.hpp"
 #include "octree/leaf_set.hpp"
 #include "sfc/partition.hpp"
 #include "sphere_octree.hpp"
 #include "stencil/block.hpp"
+#include "stencil/block_arena.hpp"
 #include "stencil/compact_stencil.hpp"
 #include "stencil/ghost_fill.hpp"
 #include "stencil/ghost_layers.hpp"
 #include "stencil/kernel_set.hpp"
+#include "stencil/pages.hpp"
 #include "stencil/plane_sweep.hpp"
 #include "stencil/split_coarsen.hpp"
 #include "stencil/stencil_kernels.hpp"
@@ -520,6 +524,45 @@ void BM_CoarsenFamily(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * std::int64_t(9 * shape.doubles() * sizeof(double)));
 }
 BENCHMARK(BM_CoarsenFamily);
+
+// Fresh storage for a refinement's new blocks, written once (as a split writes its children)
+// and freed: 64 blocks of 8^3 cells and 40 variables (20 MB) an iteration. Arg 0: each block
+// a memory mapping of its own, mapped in one madvise (what malloc gives storage this size);
+// 1: blocks from the huge-page slabs of stencil/block_arena.hpp, as miniamr makes them. The
+// slabs go back to the system when their blocks are freed (but one), so both map fresh memory.
+void BM_FreshBlockStorage(benchmark::State& state) {
+  const BlockShape shape = cube(8, 40);
+  const std::size_t bytes = shape.doubles() * sizeof(double);
+  constexpr int kBlocks = 64;
+  const bool slabs = state.range(0) == 1;
+  for (auto _ : state) {
+    if (slabs) {
+      std::vector<Block> blocks;
+      for (int b = 0; b < kBlocks; ++b) {
+        blocks.push_back(Block::uninitialized(shape));
+        std::fill_n(blocks.back().data(), shape.doubles(), 1.0);
+      }
+      benchmark::ClobberMemory();
+    } else {
+      std::vector<void*> maps;
+      for (int b = 0; b < kBlocks; ++b) {
+        void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) {
+          state.SkipWithError("mmap failed");
+          break;
+        }
+        (void)stencil::map_pages(p, bytes);
+        std::fill_n(static_cast<double*>(p), shape.doubles(), 1.0);
+        maps.push_back(p);
+      }
+      benchmark::ClobberMemory();
+      for (void* p : maps) munmap(p, bytes);
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * std::int64_t(kBlocks) * std::int64_t(bytes));
+  state.SetLabel(slabs ? "huge-page slabs" : "a mapping per block");
+}
+BENCHMARK(BM_FreshBlockStorage)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

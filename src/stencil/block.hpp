@@ -1,8 +1,8 @@
 // What a block holds: num_vars variables of (nx+2)(ny+2)(nz+2) cells (one ghost layer). Each
 // variable's cells are contiguous, z fastest, and start on a 64-byte boundary so inner loops
-// vectorise; blocks are value types that own their storage (no preallocated pool, though the
-// mesh recycles the storage of blocks that leave it: block_pool.hpp), or adopt storage made
-// elsewhere with the way to give it back (adopt).
+// vectorise; blocks are value types that own their storage (in huge-page slabs: block_arena.hpp;
+// no preallocated pool, though the mesh recycles the storage of blocks that leave it:
+// block_pool.hpp), or adopt storage made elsewhere with the way to give it back (adopt).
 #pragma once
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "stencil/aligned_doubles.hpp"
+#include "stencil/block_arena.hpp"
 #include "stencil/pages.hpp"
 
 namespace miniamr::stencil {
@@ -95,7 +96,7 @@ class Block {
 
   // Storage for n doubles with none of its pages mapped yet; null when there is none.
   static Storage unmapped(std::size_t n) {
-    return Storage(aligned_doubles_or_null(n), &free_aligned);
+    return Storage(block_storage_or_null(n), &free_block_storage);
   }
   static Storage allocate(std::size_t n) {
     Storage p = unmapped(n);
@@ -105,7 +106,7 @@ class Block {
   }
 
   BlockShape shape_{};
-  Storage data_{nullptr, &free_aligned};
+  Storage data_{nullptr, &free_block_storage};
 };
 
 }  // namespace miniamr::stencil

@@ -1,0 +1,53 @@
+// Block storage in slabs of 2 MiB-aligned memory that the kernel may back with transparent huge
+// pages. A block of 40 variables of 10^3 cells is 320 KB; as its own mapping (what malloc gives
+// an allocation that size) it is 80 pages of 4 KiB, each a fault on first touch, and on a virtual
+// machine each also a fault of the host's: written for the first time it moved 0.4 to 0.7 GB/s
+// there, against 23 GB/s for a huge page mapped ahead (refinement writes every new block once,
+// docs/performance.md). A slab holds several blocks of one size, so that a huge page is filled
+// by blocks, not by the padding of one; a slab whose blocks are all freed is returned to the
+// system (one empty slab of each size is kept for the next refinement step).
+#pragma once
+
+#include <cstddef>
+
+namespace miniamr::stencil {
+
+// AddressSanitizer checks heap storage only: its builds keep blocks on the heap.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kBlockArena = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kBlockArena = false;
+#else
+inline constexpr bool kBlockArena = true;
+#endif
+#else
+inline constexpr bool kBlockArena = true;
+#endif
+
+// Storage smaller than this stays on the heap, whose free lists already reuse it in place.
+inline constexpr std::size_t kSlabMinBytes = std::size_t(64) << 10;
+inline constexpr std::size_t kHugePageBytes = std::size_t(2) << 20;
+
+// n doubles on a 64-byte boundary, uninitialised, pages not necessarily mapped (map_pages);
+// null when there is no memory. Thread-safe.
+double* block_storage_or_null(std::size_t n);
+// Gives back storage from block_storage_or_null (null is ignored). Thread-safe.
+void free_block_storage(double* p);
+
+// What the slabs hold now: for tests and the end report.
+struct SlabUsage {
+  std::size_t slabs = 0;   // slabs mapped, the kept empty ones included
+  std::size_t bytes = 0;   // their bytes
+  std::size_t blocks = 0;  // storage handed out from them and not yet given back
+};
+SlabUsage slab_usage();
+
+// How storage of `bytes` is laid out: slot bytes (a multiple of 64), slab bytes (a multiple of
+// kHugePageBytes) and slots per slab, chosen so that a slab wastes at most 1/16 of itself.
+struct SlabLayout {
+  std::size_t slot = 0, slab = 0, slots = 0;
+};
+SlabLayout slab_layout(std::size_t bytes);
+
+}  // namespace miniamr::stencil
