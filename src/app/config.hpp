@@ -64,7 +64,7 @@ struct Config {
   int sweep_vars = 4;        // static, 7-point: variables per pass over the blocks
   int chunk_vars = 0;        // variables kept together for the cache (0 = automatic)
   int batch_tsteps = 5;      // timesteps whose stages run as one batch, at most
-  int map_ahead = 1;         // 1: block storage for the next refinement mapped while waiting
+  int map_ahead = 0;         // 1: block storage for the next refinement mapped while waiting
   int error_tol = 8;
   bool report_diffusion = false;
 

@@ -61,9 +61,10 @@ class Block {
   // read: it saves a pass over storage that is about to be overwritten.
   static Block uninitialized(const BlockShape& shape) { return Block(shape, Uninitialized{}); }
   // The same with none of its pages mapped yet (map_pages), or nothing when there is no
-  // address space for it: for storage made ahead of need, where running short is no error.
+  // address space for it: for storage made ahead of need, where running short is no error. Its
+  // pages are small (block_arena.hpp): it is mapped piece by piece between polls for messages.
   static std::optional<Block> reserved(const BlockShape& shape) {
-    Storage p = unmapped(shape.doubles());
+    Storage p = unmapped(shape.doubles(), Pages::kSmall);
     if (p == nullptr) return std::nullopt;
     return Block(shape, std::move(p));
   }
@@ -95,8 +96,8 @@ class Block {
   Block(const BlockShape& shape, Storage data) : shape_(shape), data_(std::move(data)) {}
 
   // Storage for n doubles with none of its pages mapped yet; null when there is none.
-  static Storage unmapped(std::size_t n) {
-    return Storage(block_storage_or_null(n), &free_block_storage);
+  static Storage unmapped(std::size_t n, Pages pages = Pages::kHuge) {
+    return Storage(block_storage_or_null(n, pages), &free_block_storage);
   }
   static Storage allocate(std::size_t n) {
     Storage p = unmapped(n);

@@ -7,6 +7,7 @@
 #include <new>
 #include <optional>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include <sys/mman.h>
@@ -21,9 +22,10 @@ std::size_t round_up(std::size_t n, std::size_t to) {
   return (n + to - 1) / to * to;
 }
 
-// Huge-page-aligned anonymous memory of `bytes` (a multiple of kHugePageBytes); 0 when there is
-// none. mmap aligns to a page only, so the mapping is made one huge page longer and trimmed.
-std::uintptr_t map_slab(std::size_t bytes) {
+// Huge-page-aligned anonymous memory of `bytes` (a multiple of kHugePageBytes) with pages of
+// `pages`; 0 when there is none. mmap aligns to a page only, so the mapping is made one huge
+// page longer and trimmed.
+std::uintptr_t map_slab(std::size_t bytes, Pages pages) {
   void* raw = mmap(nullptr, bytes + kHugePageBytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return 0;
@@ -32,20 +34,23 @@ std::uintptr_t map_slab(std::size_t bytes) {
   if (base > at) munmap(raw, base - at);
   const std::uintptr_t end = base + bytes, mapped_end = at + bytes + kHugePageBytes;
   if (mapped_end > end) munmap(reinterpret_cast<void*>(end), mapped_end - end);
-#ifdef MADV_HUGEPAGE
+#if defined(MADV_HUGEPAGE) && defined(MADV_NOHUGEPAGE)
   // Only a hint: without transparent huge pages (or with none free) the slab has small pages.
-  (void)madvise(reinterpret_cast<void*>(base), bytes, MADV_HUGEPAGE);
+  (void)madvise(reinterpret_cast<void*>(base), bytes,
+                pages == Pages::kHuge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+#else
+  (void)pages;
 #endif
   return base;
 }
 
 class Arena {
  public:
-  double* allocate(std::size_t bytes) {
+  double* allocate(std::size_t bytes, Pages pages) {
     const SlabLayout layout = slab_layout(bytes);
     const std::lock_guard lock(mutex_);
-    Class& c = classes_[layout.slot];
-    if (c.open.empty() && !add_slab(c, layout)) return nullptr;
+    Class& c = classes_[{layout.slot, pages}];
+    if (c.open.empty() && !add_slab(c, layout, pages)) return nullptr;
     const std::uintptr_t base = *c.open.begin();  // the lowest: blocks gather in few slabs
     Slab& s = slabs_.at(base);
     const std::uint32_t slot = s.free.back();
@@ -70,7 +75,7 @@ class Arena {
     s.free.push_back(std::uint32_t((at - base) / s.layout.slot));
     --s.used;
     --blocks_;
-    Class& c = classes_.at(s.layout.slot);
+    Class& c = classes_.at({s.layout.slot, s.pages});
     c.open.insert(base);
     if (s.used > 0) return true;
     // Empty: kept while it is the only empty slab of its size (a mesh that coarsens and refines
@@ -95,6 +100,7 @@ class Arena {
  private:
   struct Slab {
     SlabLayout layout;
+    Pages pages = Pages::kHuge;
     std::vector<std::uint32_t> free;  // free slots; the next one taken at the back
     std::size_t used = 0;
   };
@@ -105,11 +111,11 @@ class Arena {
 
   // Maps a slab for class c; false when there is no memory (bookkeeping that cannot be
   // allocated gives its mapping back).
-  bool add_slab(Class& c, const SlabLayout& layout) {
-    Slab s{layout, {}, 0};
+  bool add_slab(Class& c, const SlabLayout& layout, Pages pages) {
+    Slab s{layout, pages, {}, 0};
     // Popped from the back: the slab fills from its start.
     for (std::size_t i = layout.slots; i-- > 0;) s.free.push_back(std::uint32_t(i));
-    const std::uintptr_t base = map_slab(layout.slab);
+    const std::uintptr_t base = map_slab(layout.slab, pages);
     if (base == 0) return false;
     try {
       slabs_.emplace(base, std::move(s));
@@ -123,7 +129,7 @@ class Arena {
   }
   std::mutex mutex_;
   std::map<std::uintptr_t, Slab> slabs_;  // by base address: a pointer finds its slab
-  std::map<std::size_t, Class> classes_;  // by slot size
+  std::map<std::pair<std::size_t, Pages>, Class> classes_;  // by slot size and pages
   std::size_t blocks_ = 0;
 };
 
@@ -152,11 +158,11 @@ SlabLayout slab_layout(std::size_t bytes) {
   return {slot, round_up(slot, kHugePageBytes), 1};
 }
 
-double* block_storage_or_null(std::size_t n) {
+double* block_storage_or_null(std::size_t n, Pages pages) {
   const std::size_t bytes = n * sizeof(double);
   if (!in_slab(bytes)) return aligned_doubles_or_null(n);
   try {
-    return arena().allocate(bytes);
+    return arena().allocate(bytes, pages);
   } catch (const std::bad_alloc&) {  // the arena's own bookkeeping
     return nullptr;
   }

@@ -5,7 +5,7 @@
 // there, against 23 GB/s for a huge page mapped ahead (refinement writes every new block once,
 // docs/performance.md). A slab holds several blocks of one size, so that a huge page is filled
 // by blocks, not by the padding of one; a slab whose blocks are all freed is returned to the
-// system (one empty slab of each size is kept for the next refinement step).
+// system (one empty slab of each size and kind of page is kept for the next refinement step).
 #pragma once
 
 #include <cstddef>
@@ -29,9 +29,15 @@ inline constexpr bool kBlockArena = true;
 inline constexpr std::size_t kSlabMinBytes = std::size_t(64) << 10;
 inline constexpr std::size_t kHugePageBytes = std::size_t(2) << 20;
 
+// The pages of a slab. Huge ones make first touch cheapest, a huge page at a time; small ones
+// for storage mapped piece by piece while a rank waits for messages (BlockPool::map_ahead), whose
+// first piece of a huge page would map all 2 MiB of it and keep the rank from its messages
+// longer than they take.
+enum class Pages : unsigned char { kHuge, kSmall };
+
 // n doubles on a 64-byte boundary, uninitialised, pages not necessarily mapped (map_pages);
 // null when there is no memory. Thread-safe.
-double* block_storage_or_null(std::size_t n);
+double* block_storage_or_null(std::size_t n, Pages pages = Pages::kHuge);
 // Gives back storage from block_storage_or_null (null is ignored). Thread-safe.
 void free_block_storage(double* p);
 

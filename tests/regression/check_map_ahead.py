@@ -8,7 +8,7 @@ timestep 30, so the refinement steps at timesteps 25 and 30 can take what was ma
 step before (fewer timesteps, or a deck whose mesh stops growing, would leave nothing to check):
 
 - static runtime, --map_ahead 1: blocks are mapped ahead, and refinement maps fewer blocks
-  itself than with --map_ahead 0, which maps none ahead;
+  itself than with --map_ahead 0 (the default), which maps none ahead;
 - dynamic runtime without its balancer (which would take the waiting away): blocks are mapped
   ahead too;
 - every run holds bitwise the same results.
@@ -41,7 +41,7 @@ def main():
 
         off = run("--map_ahead", "0")
         on = mapping("--map_ahead", "1")
-        dynamic = mapping("--runtime", "dynamic", "--lb", "none")
+        dynamic = mapping("--runtime", "dynamic", "--lb", "none", "--map_ahead", "1")
         if off["blocks_mapped_ahead"] != 0:
             failures.append(f"--map_ahead 0 mapped {off['blocks_mapped_ahead']} blocks ahead")
         if on["blocks_mapped_ahead"] <= 0:

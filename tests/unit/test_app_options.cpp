@@ -183,8 +183,8 @@ TEST(Options, ChunkVarsIsAutomaticOrPositive) {
 }
 
 TEST(Options, MapAheadIsZeroOrOne) {
-  EXPECT_EQ(cfg({}).map_ahead, 1);
-  EXPECT_EQ(cfg({"--map_ahead", "0"}).map_ahead, 0);
+  EXPECT_EQ(cfg({}).map_ahead, 0);
+  EXPECT_EQ(cfg({"--map_ahead", "1"}).map_ahead, 1);
   EXPECT_THROW(cfg({"--map_ahead", "2"}), UsageError);
   EXPECT_THROW(cfg({"--map_ahead", "-1"}), UsageError);
 }

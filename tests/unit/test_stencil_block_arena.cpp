@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -51,6 +52,20 @@ TEST(BlockArena, LargeBlocksComeFromHugePageAlignedSlabs) {
   EXPECT_EQ(address(b) % kHugePageBytes, 0u);
   b = Block();
   EXPECT_EQ(slab_usage().blocks, before.blocks);
+}
+
+TEST(BlockArena, StorageMappedAheadHasSlabsOfItsOwn) {
+  if (!kBlockArena) GTEST_SKIP() << "blocks stay on the heap under AddressSanitizer";
+  const BlockShape shape{8, 8, 8, 29};
+  const SlabUsage before = slab_usage();
+  const Block made(shape);
+  const std::optional<Block> ahead = Block::reserved(shape);
+  ASSERT_TRUE(ahead.has_value());
+  // Two slabs of one slot size: small pages for what is mapped while waiting for messages.
+  EXPECT_EQ(slab_usage().blocks, before.blocks + 2);
+  EXPECT_EQ(slab_usage().slabs, before.slabs + 2);
+  EXPECT_EQ(address(made) % kHugePageBytes, 0u);
+  EXPECT_EQ(address(*ahead) % kHugePageBytes, 0u);
 }
 
 TEST(BlockArena, SmallBlocksStayOnTheHeap) {
