@@ -95,9 +95,11 @@ class Block {
   Block(const BlockShape& shape, Uninitialized) : shape_(shape), data_(allocate(shape.doubles())) {}
   Block(const BlockShape& shape, Storage data) : shape_(shape), data_(std::move(data)) {}
 
-  // Storage for n doubles with none of its pages mapped yet; null when there is none.
+  // Storage for n doubles with none of its pages mapped yet; null when there is none. Heap
+  // storage goes straight back to the heap, without looking for a slab.
   static Storage unmapped(std::size_t n, Pages pages = Pages::kHuge) {
-    return Storage(block_storage_or_null(n, pages), &free_block_storage);
+    return Storage(block_storage_or_null(n, pages),
+                   in_slabs(n) ? &free_block_storage : &free_aligned);
   }
   static Storage allocate(std::size_t n) {
     Storage p = unmapped(n);

@@ -141,10 +141,6 @@ Arena& arena() {
   return *a;
 }
 
-bool in_slab(std::size_t bytes) {
-  return kBlockArena && bytes >= kSlabMinBytes;
-}
-
 }  // namespace
 
 SlabLayout slab_layout(std::size_t bytes) {
@@ -159,10 +155,9 @@ SlabLayout slab_layout(std::size_t bytes) {
 }
 
 double* block_storage_or_null(std::size_t n, Pages pages) {
-  const std::size_t bytes = n * sizeof(double);
-  if (!in_slab(bytes)) return aligned_doubles_or_null(n);
+  if (!in_slabs(n)) return aligned_doubles_or_null(n);
   try {
-    return arena().allocate(bytes, pages);
+    return arena().allocate(n * sizeof(double), pages);
   } catch (const std::bad_alloc&) {  // the arena's own bookkeeping
     return nullptr;
   }

@@ -1,11 +1,12 @@
 // Block storage in slabs of 2 MiB-aligned memory that the kernel may back with transparent huge
 // pages. A block of 40 variables of 10^3 cells is 320 KB; as its own mapping (what malloc gives
 // an allocation that size) it is 80 pages of 4 KiB, each a fault on first touch, and on a virtual
-// machine each also a fault of the host's: written for the first time it moved 0.4 to 0.7 GB/s
-// there, against 23 GB/s for a huge page mapped ahead (refinement writes every new block once,
-// docs/performance.md). A slab holds several blocks of one size, so that a huge page is filled
-// by blocks, not by the padding of one; a slab whose blocks are all freed is returned to the
-// system (one empty slab of each size and kind of page is kept for the next refinement step).
+// machine each also a fault of the host's: storage written for the first time moved 0.58 GB/s
+// there as a mapping per block and 12.7 GB/s from slabs (BM_FreshBlockStorage; refinement
+// writes every new block once, docs/performance.md). A slab holds several blocks of one size, so
+// that a huge page is filled by blocks, not by the padding of one; a slab whose blocks are all
+// freed is returned to the system (one empty slab of each size and kind of page is kept for the
+// next refinement step).
 #pragma once
 
 #include <cstddef>
@@ -35,13 +36,20 @@ inline constexpr std::size_t kHugePageBytes = std::size_t(2) << 20;
 // longer than they take.
 enum class Pages : unsigned char { kHuge, kSmall };
 
+// Whether storage of n doubles comes from slabs; smaller storage comes from the heap
+// (aligned_doubles.hpp) and goes back with free_aligned.
+constexpr bool in_slabs(std::size_t n) {
+  return kBlockArena && n * sizeof(double) >= kSlabMinBytes;
+}
+
 // n doubles on a 64-byte boundary, uninitialised, pages not necessarily mapped (map_pages);
 // null when there is no memory. Thread-safe.
 double* block_storage_or_null(std::size_t n, Pages pages = Pages::kHuge);
-// Gives back storage from block_storage_or_null (null is ignored). Thread-safe.
+// Gives back storage of block_storage_or_null (null is ignored): slab storage, whose slab it
+// finds by address, else heap storage. Thread-safe.
 void free_block_storage(double* p);
 
-// What the slabs hold now: for tests and the end report.
+// What the slabs hold now (for tests).
 struct SlabUsage {
   std::size_t slabs = 0;   // slabs mapped, the kept empty ones included
   std::size_t bytes = 0;   // their bytes

@@ -13,10 +13,12 @@
 namespace miniamr::stencil {
 namespace {
 
-// Each test takes a slot size no other test uses, so that it starts with no slab of its own.
 std::uintptr_t address(const Block& b) {
   return reinterpret_cast<std::uintptr_t>(b.data());
 }
+
+// Each test below takes a slot size no other test uses, so that it starts with no slab of that
+// size.
 
 TEST(SlabLayout, SlotsFitTheirSlabAndWasteLittleOfIt) {
   for (const std::size_t bytes :
