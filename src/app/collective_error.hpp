@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <string_view>
 
 #include <mpi.h>
@@ -18,5 +19,23 @@ namespace miniamr::app {
 // a UsageError, anything else (a RunError, std::bad_alloc, a library's exception) becomes a
 // RunError naming the rank and what it was `doing` ("refining the mesh at timestep 5").
 void all_or_none(MPI_Comm comm, std::string_view doing, const std::function<void()>& local);
+
+// all_or_none in two halves, for a caller whose next collective can carry the vote (an
+// exchange's `least`, comm::sparse_exchange), so that the verdict costs no reduction of its own:
+// the constructor runs `local` and keeps what it threw; vote() is this rank's value, to be
+// reduced by MPI_MIN over the ranks; settle(least), given that minimum on every rank, throws
+// the error of the lowest rank that failed, as all_or_none does.
+class LocalAttempt {
+ public:
+  LocalAttempt(MPI_Comm comm, std::string_view doing, const std::function<void()>& local);
+  int vote() const { return kind_ == 0 ? ranks_ : rank_; }
+  void settle(int least) const;
+
+ private:
+  MPI_Comm comm_;
+  int rank_ = 0, ranks_ = 1;
+  int kind_ = 0;
+  std::string message_;
+};
 
 }  // namespace miniamr::app

@@ -214,24 +214,26 @@ void Simulation::check_peak(std::int64_t peak) const {
 
 void Simulation::apply_plan(const octree::AdaptPlan& plan, std::int64_t peak) {
   // Splitting and merging involve no other rank, so an allocation failure here can end every
-  // rank cleanly (the next step, Mesh::adapted, is collective). A rank whose peak is over its
-  // limits fails before allocating; the others allocate within theirs, and all then stop.
-  all_or_none(runtime_.comm().get(), fmt::format("refining the mesh at timestep {}", timestep_),
-              [&] {
-                check_peak(peak);
-                const auto t0 = runtime::Clock::now();
-                mesh::adapt_blocks(domain_, plan);
-                // Splitting and merging is work on block values: a slower rank does it slowly.
-                runtime_.slowdown().after(
-                    runtime::seconds_since(t0),
-                    kAdaptId ^ (std::uint64_t(timestep_) << 8) ^ std::uint64_t(++adaptations_),
-                    runtime::Slowdown::Work::kAdaptation);
-              });
-  runtime_.comm().note(1);  // all_or_none's reduction, counted with the step's collectives
-  mesh_.adapted(domain_);
+  // rank cleanly. A rank whose peak is over its limits fails before allocating; the others
+  // allocate within theirs. The vote rides on the neighbourhood's exchange that follows
+  // (Mesh::adapted, collective, and reading only the leaves' keys), and all then stop.
+  const LocalAttempt adapting(
+      runtime_.comm().get(), fmt::format("refining the mesh at timestep {}", timestep_), [&] {
+        check_peak(peak);
+        const auto t0 = runtime::Clock::now();
+        mesh::adapt_blocks(domain_, plan);
+        // Splitting and merging is work on block values: a slower rank does it slowly.
+        runtime_.slowdown().after(
+            runtime::seconds_since(t0),
+            kAdaptId ^ (std::uint64_t(timestep_) << 8) ^ std::uint64_t(++adaptations_),
+            runtime::Slowdown::Work::kAdaptation);
+      });
+  std::array<int, 1> least{adapting.vote()};
+  mesh_.adapted(domain_, least);
+  adapting.settle(least[0]);
 }
 
-bool Simulation::refine_iteration() {
+std::optional<Simulation::StepTotals> Simulation::refine_iteration() {
   const int R = config_.num_refine;
   const auto cells = config_.block_cells();
   std::function<int(const octree::Key&)> wanted;
@@ -279,19 +281,35 @@ bool Simulation::refine_iteration() {
   // The ranks' counts in one collective (p4est's one count allgather per adaptation, with no
   // array of every rank's): the global changes (which rank holds a leaf changes none of them)
   // and, for the balance before the split, the spread of the adapted leaves over the ranks and
-  // the cut's weight along the curve.
+  // the cut's weight along the curve; then the adapted leaves per level and the step's counts,
+  // which are the step's totals when nothing changes (the iteration that ends the step).
   const bool cuts = cut_shares_.has_value() && config_.lb_opt >= 1;
   const std::vector<std::int64_t> adapted =
       cuts ? adapted_weights(plan) : std::vector<std::int64_t>{};
-  enum : std::size_t { kSplits, kMerges, kLeaves, kWeight };
-  const std::array<std::int64_t, 4> mine{
-      plan.splits, plan.merges, std::int64_t(plan.keys.size()),
-      std::accumulate(adapted.begin(), adapted.end(), std::int64_t{0})};
+  enum : std::size_t { kSplits, kMerges, kLeaves, kWeight, kLevels };
+  const std::size_t levels = std::size_t(R) + 1;
+  std::vector<std::int64_t> mine(kLevels + levels + step_counts_.size(), 0);
+  mine[kSplits] = plan.splits;
+  mine[kMerges] = plan.merges;
+  mine[kLeaves] = std::int64_t(plan.keys.size());
+  mine[kWeight] = std::accumulate(adapted.begin(), adapted.end(), std::int64_t{0});
+  for (const octree::Key& k : plan.keys) ++mine[kLevels + std::size_t(k.level)];
+  std::ranges::copy(step_counts_, mine.begin() + std::ptrdiff_t(kLevels + levels));
   const comm::Tally counts = comm::tally(runtime_.comm(), mine);
   const std::array<std::int64_t, 2> changed{counts.total[kSplits], counts.total[kMerges]};
   const std::int64_t changes = changed[0] + changed[1];
+  if (changes == 0) {
+    stats_.max_blocks_rank = std::max(stats_.max_blocks_rank, std::int64_t(domain_.leaves.size()));
+    StepTotals totals;
+    const auto level_0 = counts.total.begin() + std::ptrdiff_t(kLevels);
+    totals.per_level.assign(level_0, level_0 + std::ptrdiff_t(levels));
+    totals.spread = {counts.total[kLeaves], counts.min[kLeaves], counts.max[kLeaves],
+                     runtime_.comm().size()};
+    std::copy_n(level_0 + std::ptrdiff_t(levels), totals.counts.size(), totals.counts.begin());
+    return totals;
+  }
   // The balance leaves the plans to the adaptation, so it runs only when one follows.
-  if (changes > 0) {
+  {
     const sfc::LoadSpread leaves{counts.total[kLeaves], counts.min[kLeaves], counts.max[kLeaves],
                                  runtime_.comm().size()};
     const CutBeforeAdapt cut =
@@ -309,8 +327,8 @@ bool Simulation::refine_iteration() {
   stats_.max_blocks_rank = std::max(stats_.max_blocks_rank, peak);
   stats_.blocks_split += changed[0];
   stats_.blocks_reformed += changed[1];
-  if (changes > 0) apply_plan(plan, peak);  // collective: every rank rebuilds its neighbourhood
-  return changes > 0;
+  apply_plan(plan, peak);  // collective: every rank rebuilds its neighbourhood
+  return std::nullopt;
 }
 
 std::vector<std::int64_t> Simulation::adapted_weights(const octree::AdaptPlan& plan) const {
@@ -347,10 +365,13 @@ Simulation::CutBeforeAdapt Simulation::balance_before_adapt(const octree::AdaptP
     cut = mesh_.cut_for_adapt(domain_, plan, adapted, *cut_shares_, along);
   }
   // Merging the families that leave is the adaptation's coarsening, done before they go: it
-  // counts as refinement (T_ref), with the reduction that waits for every rank's merging.
-  if (!mesh_.merge_leaving(domain_, marks, cut)) return CutBeforeAdapt::kHeld;
+  // counts as refinement (T_ref). The move's exchange, which waits for every rank's merging,
+  // also says whether any rank moved a block.
+  const bool merged = mesh_.merge_leaving(domain_, marks, cut);
   MINIAMR_TIMED(timers, kLoadBalance);
-  step_counts_[2] += mesh_.move_for_adapt(domain_, cut, marks);
+  const std::optional<std::int64_t> sent = mesh_.move_for_adapt(domain_, marks, cut, merged);
+  if (!sent) return CutBeforeAdapt::kHeld;
+  step_counts_[2] += *sent;
   return CutBeforeAdapt::kMoved;
 }
 
@@ -377,13 +398,21 @@ void Simulation::refine_step(int ts, int iterations) {
     adapted_mesh_cut_ = false;
     // Marks are recomputed from scratch each iteration with the same objects, so once an
     // iteration changes nothing, the remaining ones cannot either.
-    for (int it = 0; it < iterations; ++it) {
-      if (!refine_iteration()) break;
-      if (config_.lb_opt == 2) maybe_rebalance(/*report=*/false);
+    std::optional<StepTotals> totals;
+    for (int it = 0; it < iterations && !totals; ++it) {
+      totals = refine_iteration();
+      if (!totals && config_.lb_opt == 2) maybe_rebalance(/*report=*/false);
     }
-    // The step's counts and the spread of the ranks' blocks ride on the reduction of the
-    // blocks per level.
-    per_level = level_counts(step_counts_, &spread);
+    // A step that ended on an unchanged mesh has its totals from that iteration's tally; one
+    // that ran out of iterations, in one reduction of the blocks per level with the step's
+    // counts and the spread of the ranks' blocks.
+    if (totals) {
+      per_level = std::move(totals->per_level);
+      spread = totals->spread;
+      step_counts_ = totals->counts;
+    } else {
+      per_level = level_counts(step_counts_, &spread);
+    }
     stats_.blocks_moved_coarsen += step_counts_[0];
     stats_.closure_changes_sent += step_counts_[1];
     stats_.blocks_moved_lb += step_counts_[2];

@@ -53,7 +53,17 @@ class Simulation {
   void refine_step(int ts, int iterations);
   // After refinement step `ts`: how many spare blocks to map ahead of the next one.
   void expect_storage(int ts);
-  bool refine_iteration();
+  // The mesh's totals after a refinement step: blocks per level, the spread of the ranks'
+  // blocks, and the step's counts (step_counts_) summed over the ranks.
+  struct StepTotals {
+    std::vector<std::int64_t> per_level;
+    sfc::LoadSpread spread;
+    std::array<std::int64_t, 3> counts{0, 0, 0};
+  };
+  // One iteration of a refinement step: marks, closure, plan, cut and adaptation. Returns the
+  // step's totals when the iteration changed nothing (the step is over; they came with its
+  // tally), else nothing.
+  std::optional<StepTotals> refine_iteration();
   // Adapts the local blocks to `plan` (collective). `peak` is this rank's most blocks while it
   // does: a rank over --max_blocks or its memory stops every rank before any allocates.
   void apply_plan(const octree::AdaptPlan& plan, std::int64_t peak);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 
 namespace miniamr::comm {
 
@@ -20,18 +21,24 @@ struct Routed {
 constexpr std::size_t kInline = 40;
 struct Packet {
   std::int32_t count = 0;
+  std::array<std::int32_t, kMaxLeast> least{};
   std::array<Routed, kInline> routed{};
 };
 
 struct Link {
   MPI_Comm comm;
+  std::span<int> least;  // this rank's values, lowered by every packet that arrives
   std::int64_t messages = 0;
 
   Packet packed(const std::vector<Routed>& out) const {
     Packet p;
     p.count = std::int32_t(out.size());
+    std::copy(least.begin(), least.end(), p.least.begin());
     std::copy_n(out.begin(), std::min(out.size(), kInline), p.routed.begin());
     return p;
+  }
+  void lower(const Packet& p) const {
+    for (std::size_t i = 0; i < least.size(); ++i) least[i] = std::min(least[i], p.least[i]);
   }
   static std::size_t rest(std::size_t count) { return count > kInline ? count - kInline : 0; }
   static void unpack(const Packet& p, std::vector<Routed>& in) {
@@ -47,6 +54,7 @@ struct Link {
     MPI_Sendrecv(&mine, sizeof mine, MPI_BYTE, partner, kNotifyTag, &theirs, sizeof theirs,
                  MPI_BYTE, partner, kNotifyTag, comm, MPI_STATUS_IGNORE);
     ++messages;
+    lower(theirs);
     std::vector<Routed> in;
     unpack(theirs, in);
     const std::size_t sent = rest(out.size()), arriving = rest(in.size());
@@ -72,6 +80,7 @@ struct Link {
   std::vector<Routed> receive(int from) const {
     Packet theirs;
     MPI_Recv(&theirs, sizeof theirs, MPI_BYTE, from, kNotifyTag, comm, MPI_STATUS_IGNORE);
+    lower(theirs);
     std::vector<Routed> in;
     unpack(theirs, in);
     if (const std::size_t arriving = rest(in.size()); arriving > 0)
@@ -92,12 +101,16 @@ std::vector<Notice> arrivals(const std::vector<Routed>& routed) {
 
 }  // namespace
 
-std::vector<Notice> notify(const Communicator& comm, std::span<const Notice> sends) {
+std::vector<Notice> notify(const Communicator& comm, std::span<const Notice> sends,
+                           std::span<int> least) {
+  if (least.size() > kMaxLeast) throw std::invalid_argument("notify carries at most 2 values");
   const int P = comm.size(), r = comm.rank();
   std::vector<Routed> held;
   held.reserve(sends.size());
   for (const Notice& s : sends) held.push_back({s.rank, r, s.bytes});
-  Link link{comm.get()};
+  // The notices' hypercube is a recursive-doubling reduction too: after its rounds every rank
+  // has met every other's values, and a folded rank gets them back with its notices.
+  Link link{comm.get(), least};
   int pow2 = 1;
   while (2 * pow2 <= P) pow2 *= 2;
   const int folded = P - pow2;  // ranks 0 .. 2 folded - 1 pair up, the even one folded out

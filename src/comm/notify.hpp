@@ -6,6 +6,7 @@
 // loop, in SMPI an event of the simulation at every failed poll).
 #pragma once
 
+#include <cstddef>
 #include <span>
 #include <vector>
 
@@ -19,10 +20,17 @@ struct Notice {
   int bytes = 0;
 };
 
+// The most values a notify (and so a sparse exchange) carries to their least over the ranks.
+inline constexpr std::size_t kMaxLeast = 2;
+
 // Collective over `comm`. `sends`: the messages this rank will send (to other ranks; a rank
 // named twice gets two). Returns the messages it will receive, by sender's rank. ceil(log2 P) + 2
 // rounds (the ranks beyond the largest power of two folded into their neighbours, as in tally()),
 // each one message each way, two when more notices travel than the first message holds.
-std::vector<Notice> notify(const Communicator& comm, std::span<const Notice> sends);
+// `least` (at most kMaxLeast values, the same count on every rank) rides on the same messages:
+// on return each value is its least over the ranks, as an MPI_MIN reduction would leave it, so a
+// vote that every rank needs (did any fail, does any move) costs no collective of its own.
+std::vector<Notice> notify(const Communicator& comm, std::span<const Notice> sends,
+                           std::span<int> least = {});
 
 }  // namespace miniamr::comm

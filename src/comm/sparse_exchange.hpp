@@ -4,9 +4,12 @@
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <span>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -46,11 +49,11 @@ Parcel<T> parcel_for(int rank, int bytes) {
 // posts the receives they name.
 template <class T, class OnParcel>
 void announced_exchange(const Communicator& comm, const std::map<int, std::vector<T>>& outgoing,
-                        int tag, OnParcel&& on_parcel) {
+                        int tag, OnParcel&& on_parcel, std::span<int> least = {}) {
   std::vector<Notice> sends;
   sends.reserve(outgoing.size());
   for (const auto& [rank, items] : outgoing) sends.push_back({rank, int(items.size() * sizeof(T))});
-  const std::vector<Notice> arriving = notify(comm, sends);
+  const std::vector<Notice> arriving = notify(comm, sends, least);
   std::vector<Parcel<T>> parcels;
   parcels.reserve(arriving.size());
   std::vector<MPI_Request> requests;
@@ -71,17 +74,23 @@ void announced_exchange(const Communicator& comm, const std::map<int, std::vecto
   for (auto& p : parcels) on_parcel(std::move(p));
 }
 
+// `least` (at most kMaxLeast values, the same count on every rank) comes back as each value's
+// least over the ranks: NBX's closing barrier becomes a non-blocking MPI_MIN reduction of them,
+// which completes when the barrier would, and notify() carries them on its messages, so a vote
+// that every rank needs after the exchange costs no collective of its own.
 template <class T, class OnParcel>
-void sparse_exchange(const Communicator& communicator,
-                     const std::map<int, std::vector<T>>& outgoing, int tag, OnParcel&& on_parcel) {
+requires std::invocable<OnParcel&, Parcel<T> &&> void sparse_exchange(
+    const Communicator& communicator, const std::map<int, std::vector<T>>& outgoing, int tag,
+    OnParcel&& on_parcel, std::span<int> least = {}) {
   static_assert(std::is_trivially_copyable_v<T>);
 #ifdef MINIAMR_SIMGRID
   // In SMPI every probe and test of NBX's polling loop is an event of the simulation for each
   // waiting rank, which thousands of simulated ranks cannot afford; there each rank learns
   // which messages to expect first.
-  announced_exchange(communicator, outgoing, tag, on_parcel);
+  announced_exchange(communicator, outgoing, tag, on_parcel, least);
   return;
 #endif
+  if (least.size() > kMaxLeast) throw std::invalid_argument("an exchange carries at most 2 values");
   const MPI_Comm comm = communicator.get();
   communicator.note(1, std::int64_t(outgoing.size()));  // the barrier
   std::vector<MPI_Request> sends;
@@ -109,7 +118,11 @@ void sparse_exchange(const Communicator& communicator,
     if (!in_barrier) {
       MPI_Testall(int(sends.size()), sends.data(), &done, MPI_STATUSES_IGNORE);
       if (done) {
-        MPI_Ibarrier(comm, &barrier);
+        if (least.empty())
+          MPI_Ibarrier(comm, &barrier);
+        else
+          MPI_Iallreduce(MPI_IN_PLACE, least.data(), int(least.size()), MPI_INT, MPI_MIN, comm,
+                         &barrier);
         in_barrier = true;
       }
     } else {
@@ -122,9 +135,11 @@ void sparse_exchange(const Communicator& communicator,
 // The same, returning everything received, ordered by source rank.
 template <class T>
 std::vector<Parcel<T>> sparse_exchange(const Communicator& comm,
-                                       const std::map<int, std::vector<T>>& outgoing, int tag) {
+                                       const std::map<int, std::vector<T>>& outgoing, int tag,
+                                       std::span<int> least = {}) {
   std::vector<Parcel<T>> received;
-  sparse_exchange(comm, outgoing, tag, [&](Parcel<T>&& p) { received.push_back(std::move(p)); });
+  sparse_exchange(
+      comm, outgoing, tag, [&](Parcel<T>&& p) { received.push_back(std::move(p)); }, least);
   std::sort(received.begin(), received.end(),
             [](const Parcel<T>& a, const Parcel<T>& b) { return a.rank < b.rank; });
   return received;

@@ -12,8 +12,9 @@ namespace miniamr::mesh {
 // rank; Mesh::adapted then rebuilds the plans (collective). Storage comes from and returns to
 // domain.spare; merges come first, so that the splits after them take storage already mapped,
 // and the peak is the old blocks plus 7 per split plus the parent being split. Throws
-// std::bad_alloc when storage runs out, leaving the domain's blocks unusable: the caller ends
-// the run (app::all_or_none).
+// std::bad_alloc when storage runs out, leaving the domain's blocks unusable (its leaves are
+// then the old ones): the caller ends the run (app::LocalAttempt, whose vote rides on
+// Mesh::adapted's exchange).
 void adapt_blocks(Domain& domain, const octree::AdaptPlan& plan);
 
 }  // namespace miniamr::mesh

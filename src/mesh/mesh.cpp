@@ -25,21 +25,25 @@ Mesh::Mesh(MPI_Comm parent, sfc::Curve ownership)
     : comm_(parent), ownership_(ownership), mailbox_(comm_) {}
 
 void Mesh::changed(const Domain& domain) {
+  repartition(domain, {});
+}
+
+void Mesh::repartition(const Domain& domain, std::span<int> least) {
   // One P-sized partition on a rank at a time (16 bytes a rank: 256 MiB in all at 4096
   // simulated ranks): the old one goes before the new one is gathered.
   partition_ = {};
-  rebuild(domain,
-          exchange_partition(domain, sfc::CurveSpace::make(ownership_, domain.grid), comm_));
+  rebuild(domain, exchange_partition(domain, sfc::CurveSpace::make(ownership_, domain.grid), comm_),
+          least);
 }
 
-void Mesh::adapted(const Domain& domain) {
-  if (ownership_moved_) return changed(domain);
+void Mesh::adapted(const Domain& domain, std::span<int> least) {
+  if (ownership_moved_) return repartition(domain, least);
 #ifndef NDEBUG
   const sfc::Partition exchanged = exchange_partition(domain, partition_.space(), comm_);
   for (const octree::Key& k : domain.leaves.keys())
     assert(exchanged.owner(k) == partition_.owner(k));
 #endif
-  rebuild(domain, std::move(partition_));
+  rebuild(domain, std::move(partition_), least);
 }
 
 std::int64_t Mesh::move_blocks(Domain& domain, std::span<const int> targets,
@@ -48,8 +52,8 @@ std::int64_t Mesh::move_blocks(Domain& domain, std::span<const int> targets,
   return migrate(domain, targets, comm_, marks);
 }
 
-void Mesh::rebuild(const Domain& domain, sfc::Partition partition) {
-  Neighbourhood nb = build_neighbourhood(domain, std::move(partition), comm_);
+void Mesh::rebuild(const Domain& domain, sfc::Partition partition, std::span<int> least) {
+  Neighbourhood nb = build_neighbourhood(domain, std::move(partition), comm_, least);
   ownership_moved_ = false;
   partition_ = std::move(nb.partition);  // the ghost plan and the mailbox read the keys alone
   plan_ = build_ghost_plan(domain, nb);
@@ -330,8 +334,8 @@ std::int64_t Mesh::rebalance_for_adapt(Domain& domain, const octree::AdaptPlan& 
                                        std::vector<std::int8_t>& marks, const sfc::Shares& shares,
                                        std::optional<comm::Communicator::PrefixSum> along) {
   AdaptCut cut = cut_for_adapt(domain, plan, adapted_weights, shares, along);
-  if (!merge_leaving(domain, marks, cut)) return 0;
-  return move_for_adapt(domain, cut, marks);
+  const bool merged = merge_leaving(domain, marks, cut);
+  return move_for_adapt(domain, marks, cut, merged).value_or(0);
 }
 
 Mesh::AdaptCut Mesh::cut_for_adapt(const Domain& domain, const octree::AdaptPlan& plan,
@@ -354,23 +358,32 @@ Mesh::AdaptCut Mesh::cut_for_adapt(const Domain& domain, const octree::AdaptPlan
 }
 
 bool Mesh::merge_leaving(Domain& domain, std::vector<std::int8_t>& marks, AdaptCut& cut) {
-  // Merging allocates: a rank that cannot merge says so in the one reduction that tells every
-  // rank whether any block moves, so that no rank is left waiting in the migration. (A rank that
-  // merges a family away moves it, so merging before that reduction merges nothing in vain.)
-  int failed = comm_.size();
   try {
     merge_families_leaving(domain, marks, cut.targets, cut.merges_away);
   } catch (const std::bad_alloc&) {
-    failed = comm_.rank();
+    std::ranges::fill(cut.targets, comm_.rank());  // what is half merged stays here
+    return false;
   }
-  std::array<int, 2> verdict{failed, sends_any(cut.targets) ? -1 : 0};
-  comm_.note(1);
-  MPI_Allreduce(MPI_IN_PLACE, verdict.data(), 2, MPI_INT, MPI_MIN, comm_.get());
-  if (verdict[0] < comm_.size())
+  return true;
+}
+
+std::optional<std::int64_t> Mesh::move_for_adapt(Domain& domain, std::vector<std::int8_t>& marks,
+                                                 const AdaptCut& cut, bool merged) {
+  // A rank that could not merge says so in the migration's exchange, which every rank takes
+  // part in and which also tells every rank whether any block moved: no rank is left waiting,
+  // and no reduction of its own is needed. (A rank that merges a family away moves it, so
+  // merging before the exchange merges nothing in vain.)
+  enum : std::size_t { kFailed, kMoves };
+  std::array<int, 2> least{merged ? comm_.size() : comm_.rank(), sends_any(cut.targets) ? -1 : 0};
+  const std::int64_t sent =
+      migrate(domain, cut.targets, comm_, &marks, kMigrationMessageBytes, least);
+  if (least[kFailed] < comm_.size())
     throw std::runtime_error(
         fmt::format("out of memory on rank {} merging the families that leave it before migration",
-                    verdict[0]));
-  return verdict[1] != 0;
+                    least[kFailed]));
+  if (least[kMoves] == 0) return std::nullopt;
+  ownership_moved_ = true;
+  return sent;
 }
 
 CurveView Mesh::curve_view(const Domain& domain) const {

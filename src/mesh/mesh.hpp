@@ -54,8 +54,10 @@ class Mesh {
   // Collective. The same after an adaptation: since the last changed or adapted the leaves
   // changed only by splits and by merges of families whole on one rank, which move no rank's
   // first position along the curve, so the partition is kept unless blocks migrated in between
-  // (one P-sized allgather fewer per adaptation).
-  void adapted(const Domain& domain);
+  // (one P-sized allgather fewer per adaptation). `least`: values that ride on the
+  // neighbourhood's exchange to their least over the ranks (comm::sparse_exchange), such as the
+  // adaptation's vote on whether a rank failed.
+  void adapted(const Domain& domain, std::span<int> least = {});
 
   // This rank's share of the root blocks, in curve order.
   std::vector<octree::Key> initial_roots(const octree::RootGrid& grid) const;
@@ -92,16 +94,17 @@ class Mesh {
   AdaptCut cut_for_adapt(const Domain& domain, const octree::AdaptPlan& plan,
                          std::span<const std::int64_t> adapted_weights, const sfc::Shares& shares,
                          std::optional<comm::Communicator::PrefixSum> along) const;
-  // Collective (one reduction, which also says whether any rank fails to merge: every rank then
-  // throws). Merges the families that leave, so that `cut` and `marks` follow the merged leaves;
-  // returns whether any rank moves a block.
+  // Local. Merges the families that leave, so that `cut` and `marks` follow the merged leaves.
+  // Returns false when this rank ran out of memory doing so (it then keeps its blocks): pass
+  // that on to move_for_adapt, which tells every rank.
   bool merge_leaving(Domain& domain, std::vector<std::int8_t>& marks, AdaptCut& cut);
-  // Collective. Moves the blocks (with their marks) to the targets of `cut`; returns the blocks
-  // sent from here. The plans are left for the adaptation to rebuild.
-  std::int64_t move_for_adapt(Domain& domain, const AdaptCut& cut,
-                              std::vector<std::int8_t>& marks) {
-    return move_blocks(domain, cut.targets, &marks);
-  }
+  // Collective: one exchange, the migration's, which also says whether any rank failed to merge
+  // (`merged` false: every rank then throws) and whether any block moved. Moves the blocks (with
+  // their marks) to the targets of `cut`. Returns the blocks sent from here, or nullopt on every
+  // rank when no rank moved one (the partition then stands). The plans are left for the
+  // adaptation to rebuild.
+  std::optional<std::int64_t> move_for_adapt(Domain& domain, std::vector<std::int8_t>& marks,
+                                             const AdaptCut& cut, bool merged);
 
   // Collective. Moves the leading leaves of a family that starts on an earlier rank to that
   // rank, so every family that may coarsen is whole on one rank before marks are computed.
@@ -152,8 +155,10 @@ class Mesh {
   bool sends_any(std::span<const int> targets) const;
   // Collective. Whether a target on any rank is not the block's holder.
   bool any_moves(std::span<const int> targets) const { return comm_.any(sends_any(targets)); }
-  // Rebuilds the neighbourhood and the ghost plan over `partition`.
-  void rebuild(const Domain& domain, sfc::Partition partition);
+  // Rebuilds the neighbourhood and the ghost plan over `partition` (`least` as for adapted).
+  void rebuild(const Domain& domain, sfc::Partition partition, std::span<int> least = {});
+  // changed() with `least` riding on the neighbourhood's exchange.
+  void repartition(const Domain& domain, std::span<int> least);
   // Collective. Sends each block to its target (migrate) and notes that the partition moved.
   std::int64_t move_blocks(Domain& domain, std::span<const int> targets,
                            std::vector<std::int8_t>* marks = nullptr);

@@ -90,7 +90,8 @@ void post_blocks(std::span<double* const> data, int doubles, std::size_t message
 // share (priced kernels, shared_storage.hpp) send and receive their bytes through buffers
 // shared too, and no value moves.
 std::int64_t migrate(Domain& domain, std::span<const int> targets, const comm::Communicator& comm,
-                     std::vector<std::int8_t>* marks, std::size_t message_bytes) {
+                     std::vector<std::int8_t>* marks, std::size_t message_bytes,
+                     std::span<int> least) {
   struct Entry {
     octree::Key key;
     double cost;
@@ -103,49 +104,60 @@ std::int64_t migrate(Domain& domain, std::span<const int> targets, const comm::C
   const int count = int(doubles);
   const auto mark_of = [&](std::size_t i) -> std::int8_t { return marks ? (*marks)[i] : 0; };
 
-  std::vector<Entry> entries;
   std::map<int, std::vector<BlockHeader>> headers;  // per destination, in curve order
   std::map<int, std::vector<double*>> leaving;      // their storage, in the same order
   for (std::size_t i = 0; i < targets.size(); ++i) {
-    if (targets[i] == comm.rank()) {
-      entries.push_back(
-          {domain.leaves[i], domain.cost[i], std::move(domain.blocks[i]), mark_of(i)});
-      continue;
-    }
+    if (targets[i] == comm.rank()) continue;
     headers[targets[i]].push_back({domain.leaves[i], domain.cost[i], mark_of(i)});
     leaving[targets[i]].push_back(domain.blocks[i].data());
   }
   std::vector<comm::UnreadBytes> unread;
   std::vector<comm::UnreadBytes>* const through = domain.spare.values_unread() ? &unread : nullptr;
   std::vector<MPI_Request> requests;
-  // Where each sorted run of entries ends: the blocks kept, then each sender's.
-  std::vector<std::size_t> run_ends{entries.size()};
-  sparse_exchange(comm, headers, kHeaderTag, [&](comm::Parcel<BlockHeader>&& p) {
-    std::vector<double*> arriving;
-    for (const BlockHeader& h : p.items) {
-      entries.push_back({h.key, h.cost, domain.spare.take(domain.shape), h.mark});
-      arriving.push_back(entries.back().block.data());
-    }
-    run_ends.push_back(entries.size());
-    post_blocks(arriving, count, message_bytes, p.rank, /*send=*/false, comm, requests, through);
-  });
+  // The arrivals, each sender's run in the order of its leaves, and where each run ends.
+  std::vector<Entry> arrived;
+  std::vector<std::size_t> run_ends{0};
+  sparse_exchange(
+      comm, headers, kHeaderTag,
+      [&](comm::Parcel<BlockHeader>&& p) {
+        std::vector<double*> arriving;
+        for (const BlockHeader& h : p.items) {
+          arrived.push_back({h.key, h.cost, domain.spare.take(domain.shape), h.mark});
+          arriving.push_back(arrived.back().block.data());
+        }
+        run_ends.push_back(arrived.size());
+        post_blocks(arriving, count, message_bytes, p.rank, /*send=*/false, comm, requests,
+                    through);
+      },
+      least);
   std::int64_t sent = 0;
   for (const auto& [to, data] : leaving) {
     post_blocks(data, count, message_bytes, to, /*send=*/true, comm, requests, through);
     sent += std::int64_t(data.size());
   }
   MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
-  for (std::size_t i = 0; i < targets.size(); ++i)
-    if (targets[i] != comm.rank()) domain.spare.give(domain.blocks[i]);
+  // An exchange that only carried votes leaves this rank's blocks where they are.
+  if (sent == 0 && arrived.empty()) return 0;
 
   // The blocks kept are in the order of the leaves, and each sender's in the order of its own
   // (headers are listed by ascending leaf): merging those runs is cheaper than sorting them all.
+  std::vector<Entry> entries;
+  entries.reserve(targets.size() - std::size_t(sent) + arrived.size());
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    if (targets[i] == comm.rank())
+      entries.push_back(
+          {domain.leaves[i], domain.cost[i], std::move(domain.blocks[i]), mark_of(i)});
+    else
+      domain.spare.give(domain.blocks[i]);
+  }
+  const std::size_t kept = entries.size();
+  for (Entry& e : arrived) entries.push_back(std::move(e));
   const auto less = [](const Entry& a, const Entry& b) {
     return octree::morton_less(a.key, b.key);
   };
   for (std::size_t r = 1; r < run_ends.size(); ++r)
-    std::inplace_merge(entries.begin(), entries.begin() + std::ptrdiff_t(run_ends[r - 1]),
-                       entries.begin() + std::ptrdiff_t(run_ends[r]), less);
+    std::inplace_merge(entries.begin(), entries.begin() + std::ptrdiff_t(kept + run_ends[r - 1]),
+                       entries.begin() + std::ptrdiff_t(kept + run_ends[r]), less);
   // Blocks must sort with their keys: a run out of order (none is) costs a sort, not the data.
   if (!std::is_sorted(entries.begin(), entries.end(), less))
     std::sort(entries.begin(), entries.end(), less);

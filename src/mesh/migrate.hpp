@@ -18,10 +18,12 @@ inline constexpr std::size_t kMigrationMessageBytes = std::size_t{1} << 28;
 // what arrives, keeping the leaves sorted. With `marks` (one refinement mark per local leaf),
 // each leaf's mark travels with it and `marks` ends up matching the new leaves. Returns the
 // number of blocks this rank sent. The blocks for one peer travel in messages of at most
-// `message_bytes` (at least one block each).
+// `message_bytes` (at least one block each). `least`: values that ride on the headers' exchange
+// to their least over the ranks (comm::sparse_exchange). A rank that neither sends nor receives
+// a block leaves `domain` and `marks` as they are.
 std::int64_t migrate(Domain& domain, std::span<const int> targets, const comm::Communicator& comm,
                      std::vector<std::int8_t>* marks = nullptr,
-                     std::size_t message_bytes = kMigrationMessageBytes);
+                     std::size_t message_bytes = kMigrationMessageBytes, std::span<int> least = {});
 
 // Bytes that travel per block (its whole storage and a header), for cost models.
 std::size_t migrated_block_bytes(const stencil::BlockShape& shape);

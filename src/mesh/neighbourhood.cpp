@@ -31,7 +31,7 @@ Neighbourhood build_neighbourhood(const Domain& domain, const sfc::CurveSpace& s
 }
 
 Neighbourhood build_neighbourhood(const Domain& domain, sfc::Partition partition,
-                                  const comm::Communicator& comm) {
+                                  const comm::Communicator& comm, std::span<int> least) {
   Neighbourhood nb;
   nb.rank = comm.rank();
   nb.partition = std::move(partition);
@@ -52,7 +52,7 @@ Neighbourhood build_neighbourhood(const Domain& domain, sfc::Partition partition
     // a sibling cannot coarsen.
     if (k.level > 0) send_to_owners(k, octree::parent(k));
   }
-  const auto parcels = sparse_exchange(comm, outgoing, kGhostKeysTag);
+  const auto parcels = sparse_exchange(comm, outgoing, kGhostKeysTag, least);
 
   struct Entry {
     octree::Key key;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <vector>
 
 #include "comm/mpi.hpp"
@@ -30,7 +31,8 @@ sfc::Partition exchange_partition(const Domain& domain, const sfc::CurveSpace& s
 Neighbourhood build_neighbourhood(const Domain& domain, const sfc::CurveSpace& space,
                                   const comm::Communicator& comm);
 // The same over a partition already known to be this mesh's (every rank passes the same).
+// `least`: values that ride on the exchange to their least over the ranks (comm::sparse_exchange).
 Neighbourhood build_neighbourhood(const Domain& domain, sfc::Partition partition,
-                                  const comm::Communicator& comm);
+                                  const comm::Communicator& comm, std::span<int> least = {});
 
 }  // namespace miniamr::mesh

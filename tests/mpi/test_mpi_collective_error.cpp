@@ -1,14 +1,20 @@
 // all_or_none: an error on any rank reaches every rank, with the lowest failing rank's message
-// and kind, and a run with no error passes through untouched.
+// and kind, and a run with no error passes through untouched; the same with its vote carried by
+// an exchange (LocalAttempt).
 #include <gtest/gtest.h>
 
+#include <array>
+#include <map>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "app/collective_error.hpp"
 #include "app/errors.hpp"
 #include "app/memory_budget.hpp"
+#include "comm/mpi.hpp"
+#include "comm/sparse_exchange.hpp"
 #include "mpi_checks.hpp"
 
 using miniamr::app::all_or_none;
@@ -74,6 +80,39 @@ TEST(CollectiveError, LibraryExceptionsNameTheRank) {
   const std::string want = world_size() > 1 ? "failed on rank 0 while testing: vector::at"
                                             : "failed while testing: vector::at";
   EXPECT_TRUE(all_ranks(o.kind == "run" && o.message == want, o.message));
+}
+
+TEST(CollectiveError, AVoteRidingOnAnExchangeEndsEveryRankWithNoReductionOfItsOwn) {
+  // Each rank sends one value to the next; the failing ranks (none, the last, or all but 0) vote
+  // through the exchange's `least`, which must be the only collective.
+  const miniamr::comm::Communicator comm(MPI_COMM_WORLD);
+  const int P = world_size(), me = world_rank();
+  for (const int failing : {0, 1, 2}) {
+    const auto fails = [&](int r) { return failing == 1 ? r == P - 1 : failing == 2 && r > 0; };
+    const auto before = comm.traffic();
+    const miniamr::app::LocalAttempt attempt(MPI_COMM_WORLD, "testing", [&] {
+      if (fails(me)) throw RunError("failure on " + std::to_string(me));
+    });
+    std::map<int, std::vector<int>> outgoing;
+    if (P > 1) outgoing[(me + 1) % P] = {me};
+    std::array<int, 1> least{attempt.vote()};
+    const auto parcels = miniamr::comm::sparse_exchange(comm, outgoing, 401, least);
+    const bool delivered =
+        P == 1 || (parcels.size() == 1 && parcels[0].items == std::vector<int>{(me + P - 1) % P});
+    const bool one = (comm.traffic() - before).collectives == 1;
+    Outcome o;
+    try {
+      attempt.settle(least[0]);
+    } catch (const RunError& e) {
+      o = {"run", e.what()};
+    }
+    int first = -1;
+    for (int r = P - 1; r >= 0; --r)
+      if (fails(r)) first = r;
+    const std::string want = first < 0 ? "" : "failure on " + std::to_string(first);
+    EXPECT_TRUE(all_ranks(delivered && one && o.message == want,
+                          "case " + std::to_string(failing) + ": '" + o.message + "'"));
+  }
 }
 
 TEST(MemoryBudget, GivenLimitIsTheSameOnEveryRankAndJudgesMeshes) {

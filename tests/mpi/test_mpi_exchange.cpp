@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -103,6 +104,29 @@ TEST(SparseExchange, ProbingAndNotifiedExchangesDeliverTheSameParcels) {
     return got == want && notified == want;
   });
   EXPECT_TRUE(all_ranks(failed.empty(), "sparse exchanges differ on communicators of" + failed));
+}
+
+TEST(SparseExchange, ValuesRidingOnAnExchangeComeBackAsTheirLeastOverTheRanks) {
+  // Both exchanges (and notify under the notified one) on every size: rank r votes 10 + (r * 7)
+  // % P and -r; the parcels are as without the votes.
+  const std::string failed = on_every_size([](const Communicator& comm) {
+    const int P = comm.size(), r = comm.rank();
+    std::map<int, std::vector<std::int64_t>> outgoing;
+    for (const Notice& n : sends_of(r, P, 1)) outgoing[n.rank] = {std::int64_t(n.bytes)};
+    const std::array<int, 2> mine{10 + (r * 7) % P, -r}, want{10, -(P - 1)};
+    std::array<int, 2> probed_least = mine, notified_least = mine;
+    const auto before = comm.traffic().collectives;
+    const auto probed = miniamr::comm::sparse_exchange(comm, outgoing, 203, probed_least);
+    std::size_t notified = 0;
+    miniamr::comm::announced_exchange(
+        comm, outgoing, 204, [&](Parcel<std::int64_t>&&) { ++notified; }, notified_least);
+    std::size_t expected = 0;
+    for (int s = 0; s < P; ++s)
+      for (const Notice& n : sends_of(s, P, 1)) expected += n.rank == r ? 1 : 0;
+    return probed_least == want && notified_least == want && probed.size() == expected &&
+           notified == expected && comm.traffic().collectives - before == 2;
+  });
+  EXPECT_TRUE(all_ranks(failed.empty(), "votes wrong on communicators of" + failed));
 }
 
 }  // namespace

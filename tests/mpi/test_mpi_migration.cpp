@@ -633,19 +633,24 @@ TEST(Rebalance, BeforeAdaptLeavesNothingForTheBalanceAfter) {
       if (seed % 2 == 0) {
         sent_ahead = rt.mesh().rebalance_for_adapt(d, plan, ones, marks);
       } else {
-        // The same in its three phases: the cut is local once the weights along the curve are
-        // known, the merging one reduction (which also says whether any block moves).
+        // The same in its three phases: the cut and the merging are local once the weights
+        // along the curve are known, the move one collective (the migration's exchange, which
+        // also says whether any block moved).
         const comm::Communicator& comm = rt.mesh().comm();
         const auto along = comm.prefix_sum(std::int64_t(ones.size()));
         const auto before_cut = comm.traffic();
         mesh::Mesh::AdaptCut cut = rt.mesh().cut_for_adapt(d, plan, ones, {}, along);
+        const bool merged = rt.mesh().merge_leaving(d, marks, cut);
+        EXPECT_TRUE(merged) << what;
         EXPECT_EQ((comm.traffic() - before_cut).collectives, 0) << what;
-        const auto before_merge = comm.traffic();
-        const bool moves = rt.mesh().merge_leaving(d, marks, cut);
-        EXPECT_EQ((comm.traffic() - before_merge).collectives, 1) << what;
         const auto leaving = std::ranges::count_if(cut.targets, [&](int t) { return t != me; });
-        EXPECT_EQ(moves, world_sum(std::int64_t(leaving)) > 0) << what;
-        if (moves) sent_ahead = rt.mesh().move_for_adapt(d, cut, marks);
+        const bool moves = world_sum(std::int64_t(leaving)) > 0;
+        const auto before_move = comm.traffic();
+        const std::optional<std::int64_t> sent = rt.mesh().move_for_adapt(d, marks, cut, merged);
+        EXPECT_EQ((comm.traffic() - before_move).collectives, 1) << what;
+        EXPECT_EQ(sent.has_value(), moves) << what;
+        EXPECT_EQ(sent.value_or(0), std::int64_t(leaving)) << what;
+        sent_ahead = sent.value_or(0);
       }
       // A merging family that changed rank arrives merged: its parent, to stay, holding what
       // coarsening the children makes, at the mean of their costs.
