@@ -14,6 +14,7 @@ import csv
 import json
 import os
 import shlex
+import statistics
 import struct
 import subprocess
 import sys
@@ -143,9 +144,25 @@ def check_weak(c):
         c.check(n2 == 2 * n1, f"weak: root grid {roots[1]} on 1 rank, {roots[2]} on 2: not doubled")
     c.check("--init_y 2" in next(r["command"] for r in rows if r["ranks"] == "2"),
             "weak: the 2-rank command does not double init_y")
+    # Each run's collectives and closure rounds per refinement step: the medians of its
+    # results.yaml's refine_traffic after timestep 0. Two ranks exchange what one rank keeps to
+    # itself, so their steps take more collectives.
+    for r in rows:
+        with open(os.path.join(out, r["run_dir"], "results.yaml")) as f:
+            steps = [t for t in yaml.safe_load(f)["refine_traffic"] if t["timestep"] > 0]
+        for column, key in (("collectives_per_step", "collectives"),
+                            ("closure_rounds_per_step", "closure_rounds")):
+            want = statistics.median(t[key] for t in steps) if steps else None
+            got = float(r[column]) if r[column] else None
+            c.check(got == want, f"weak: {r['ranks']} ranks: runs.csv {column} {r[column]!r}, "
+                                 f"results.yaml's refine_traffic gives {want}")
     summary = read_csv(os.path.join(out, "summary.csv"))
     c.check(all(s["efficiency"] and s["work_efficiency"] and s["blocks_per_rank"] for s in summary),
             f"weak: summary lacks efficiencies: {summary}")
+    per_step = {int(s["ranks"]): s["collectives_per_step_median"] for s in summary}
+    c.check(all(per_step.values()) and float(per_step[2]) > float(per_step[1]),
+            f"weak: collectives per refinement step by ranks {per_step}: want more on 2 ranks")
+    c.check("coll/step" in p.stdout, "weak: the printed table has no collectives per step")
     for name in ("time.png", "efficiency.png"):
         why = png_problem(os.path.join(out, name))
         c.check(why is None, f"weak: {name}: {why}")
@@ -205,7 +222,8 @@ def check_table(c, out, rows):
                        ("the cores", f"{machine.get('cores')} cores"),
                        ("the date", rows[0]["started"][:10]), ("the commit", revision),
                        ("the command", "tools/miniamr-study compare "),
-                       ("the phases", "| compute s | comm s | refine s | balance s |")):
+                       ("the phases", "| compute s | comm s | refine s | balance s |"),
+                       ("the collectives", "| collectives per step |")):
         c.check(bool(want) and want in text, f"table: does not show {what} ({want!r})", p)
     c.check(len([l for l in text.splitlines() if l.startswith("| static")]) == 2,
             "table: not one row per variant", p)

@@ -10,13 +10,15 @@ RUN_COLUMNS = ["study", "deck", "point", "variant", "runtime", "ranks", "threads
                "status", "error", "wall_s", "total_time_ave", "T_comp", "T_comm", "T_ref", "T_lb",
                "T_checksum", "blocks_ts_ave", "cell_var_updates", "cell_var_updates_per_s",
                "effective_bandwidth_gbs", "peak_rss_max", "blocks_migrated", "field_digest",
+               "collectives_per_step", "closure_rounds_per_step",
                "root_grid", "rank_grid", "git_revision",
                "digest_group", "host", "started", "run_dir", "command", "simulated",
                "host_wall_s"]
 SUMMARY_COLUMNS = ["study", "deck", "point", "ranks", "threads", "root_grid", "variant", "n",
                    "failed", "wall_median", "wall_min", "wall_max", "time_loop_median",
                    "comp_median", "comm_median", "checksum_median", "ref_median", "lb_median",
-                   "blocks_ts_median", "blocks_per_rank", "speedup", "efficiency",
+                   "blocks_ts_median", "blocks_per_rank", "collectives_per_step_median",
+                   "closure_rounds_median", "speedup", "efficiency",
                    "work_efficiency", "ratio_to_reference", "ratio_to_static",
                    "pairs", "paired_ratio_to_reference", "paired_ratio_min", "paired_ratio_max",
                    "refine_ratio_to_reference", "refine_ratio_min", "refine_ratio_max",
@@ -39,6 +41,15 @@ def row_key(row):
     return (row["point"], row["variant"], str(row["rep"]))
 
 
+def _per_step(r, key):
+    """The median over the refinement steps after timestep 0 (the initial refinement builds the
+    mesh from its roots) of refine_traffic's `key`: what an adaptation costs in global
+    collectives or closure rounds, to set against the rank count."""
+    steps = [t.get(key) for t in (r.get("refine_traffic") or []) if t.get("timestep", 0) > 0]
+    steps = [x for x in steps if x is not None]
+    return statistics.median(steps) if steps else ""
+
+
 def _yaml_figures(path):
     r = miniamr_results.load(path)
     if "field_digest" not in r:
@@ -56,6 +67,8 @@ def _yaml_figures(path):
             "peak_rss_max": r.get("peak_rss_max", ""),
             "blocks_migrated": r.get("blocks_migrated", r.get("blocks_moved_lb", "")),
             "field_digest": r.get("field_digest", ""),
+            "collectives_per_step": _per_step(r, "collectives"),
+            "closure_rounds_per_step": _per_step(r, "closure_rounds"),
             "total_time_max": r.get("total_time_max", ""),
             "git_revision": (r.get("provenance", {}) or {}).get("git_revision", "")}
 
@@ -113,6 +126,13 @@ class CsvLog:
 
     def __enter__(self):
         new = not os.path.exists(self.path) or os.path.getsize(self.path) == 0
+        if not new:
+            # A study resumed with a version whose columns differ: its rows are rewritten under
+            # this version's header (missing figures empty) before new rows follow them.
+            with open(self.path, newline="") as f:
+                header = next(csv.reader(f), [])
+            if header != RUN_COLUMNS:
+                write_rows(self.path, read_rows(self.path))
         self.f = open(self.path, "a", newline="")
         self.w = csv.DictWriter(self.f, RUN_COLUMNS, extrasaction="ignore")
         if new:
@@ -226,6 +246,10 @@ def summarize(rows, kind):
                 s[column] = statistics.median(xs) if xs else None
             s["blocks_ts_median"] = statistics.median(blocks) if blocks else None
             s["blocks_per_rank"] = s["blocks_ts_median"] / ranks if blocks else None
+            for column, per_run in (("collectives_per_step_median", "collectives_per_step"),
+                                    ("closure_rounds_median", "closure_rounds_per_step")):
+                xs = [x for x in (_num(r.get(per_run, "")) for r in ok) if x is not None]
+                s[column] = statistics.median(xs) if xs else None
             digests = {r["field_digest"] for r in ok if r["field_digest"]}
             s["field_digest"] = digests.pop() if len(digests) == 1 else \
                 ("MISMATCH" if digests else "")
@@ -336,15 +360,18 @@ def text_table(stats):
     if phased:
         lines.append("")
         lines.append("time loop by phase, median seconds (average over ranks; the reference "
-                     "counts its balancing as refinement):")
+                     "counts its balancing as refinement), and the global collectives of a "
+                     "refinement step after timestep 0 (median over steps and runs):")
         lines.append(f"{'point':8s} {'variant':28s} {'loop':>8s} {'compute':>8s} {'comm':>8s} "
-                     f"{'checksum':>8s} {'refine':>8s} {'balance':>8s}")
+                     f"{'checksum':>8s} {'refine':>8s} {'balance':>8s} {'coll/step':>9s}")
     for s in phased:
         def cell(k):
             return f"{s[k]:8.3f}" if s.get(k) is not None else "       -"
+        steps = s.get("collectives_per_step_median")
         lines.append(f"{s['point']:8s} {s['variant'][:28]:28s} {cell('time_loop_median')} "
                      f"{cell('comp_median')} {cell('comm_median')} {cell('checksum_median')} "
-                     f"{cell('ref_median')} {cell('lb_median')}")
+                     f"{cell('ref_median')} {cell('lb_median')} "
+                     + (f"{steps:9.1f}" if steps is not None else "        -"))
     against_static = [s for s in stats if s.get("paired_ratio_to_static") is not None]
     if against_static:
         lines.append("")

@@ -82,17 +82,20 @@ def markdown(study_dir):
              f"`miniamr-study {info['kind']}` of `{info['deck']}`{extra}: median of "
              f"{info['reps']} repetitions (min..max), the variants alternating within each and "
              f"rotated by one each repetition, {what}; phases are medians of the average over ranks (the reference counts its "
-             f"balancing as refinement); \"paired\": each run against the reference run of its "
+             f"balancing as refinement), collectives those of a refinement step after timestep 0 (median); \"paired\": each run against the reference run of its "
              f"own repetition. {_machine(info)} {_date(runs)}, commit {_revision(runs)}.",
              "",
              "| variant | ranks x threads | wall | time loop s | compute s | comm s | refine s "
-             "| balance s | against the reference |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "| balance s | collectives per step | against the reference |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for s in summary:
+        steps = s.get("collectives_per_step_median")
         lines.append(f"| {s['variant']} | {s['ranks']} x {s['threads']} | {_wall(s)} | "
                      f"{_seconds(s, 'time_loop_median')} | {_seconds(s, 'comp_median')} | "
                      f"{_seconds(s, 'comm_median')} | {_seconds(s, 'ref_median')} | "
-                     f"{_seconds(s, 'lb_median')} | {_against_reference(s)} |")
+                     f"{_seconds(s, 'lb_median')} | "
+                     f"{'-' if steps in (None, '') else f'{float(steps):g}'} | "
+                     f"{_against_reference(s)} |")
     command = info.get("command") or []
     lines += ["", "```sh", "tools/miniamr-study " + shlex.join(command),
               f"tools/miniamr-study table {shlex.quote(study_dir)} --into FILE   # this table",
