@@ -36,6 +36,13 @@ CASES = [
     (["--num_vars", "1", "--num_refine", "2", "--error_tol", "40", "--nx", "4", "--ny", "4",
       "--nz", "4", "--num_tsteps", "1", "--checksum_freq", "1", "--num_objects", "1"] + SPHERE,
      1, "difference too large"),
+    # Only rank 0 refines (one root block, kept there): its failure reaches rank 1 through the
+    # vote on the neighbourhood's exchange, which rank 1 enters after adapting its empty share.
+    *[(["--runtime", r, "--num_vars", "1", "--num_refine", "2", "--nx", "4", "--ny", "4", "--nz",
+        "4", "--num_tsteps", "2", "--lb_opt", "0", "--max_blocks", "10", "--num_objects", "1",
+        "--object", "2", "0", "0.2", "0.2", "0.2", "0", "0", "0", "0.15", "0.15", "0.15", "0",
+        "0", "0"], 1, "needs 16 blocks on one rank, more than --max_blocks 10")
+      for r in ("static", "dynamic")],
     (["--runtime", "foo"], 2, "--runtime must be static or dynamic, got 'foo'"),
     (["--isa", "avx512"], 2,
      "--isa must be auto, x86-64, x86-64-v3 or x86-64-v4, got 'avx512'"),
