@@ -310,6 +310,7 @@ int run_checked(const std::vector<std::string>& args, World& world) {
   runtime::RuntimeOptions options;
   options.blocking_send = config.blocking_send;
   options.ownership = config.hilbert_ownership() ? sfc::Curve::kHilbert : sfc::Curve::kMorton;
+  options.deepest_level = config.num_refine;
   options.kernels =
       config.kokkos ? runtime::KernelBackend::kKokkos : runtime::KernelBackend::kNative;
   options.isa = kernel_isa(config.isa, world_comm);

@@ -21,8 +21,8 @@ namespace {
 constexpr int kLeadTag = 105;
 }  // namespace
 
-Mesh::Mesh(MPI_Comm parent, sfc::Curve ownership)
-    : comm_(parent), ownership_(ownership), mailbox_(comm_) {}
+Mesh::Mesh(MPI_Comm parent, sfc::Curve ownership, int deepest)
+    : comm_(parent), ownership_(ownership), deepest_(deepest), mailbox_(comm_) {}
 
 void Mesh::changed(const Domain& domain) {
   repartition(domain, {});
@@ -32,14 +32,16 @@ void Mesh::repartition(const Domain& domain, std::span<int> least) {
   // One P-sized partition on a rank at a time (16 bytes a rank: 256 MiB in all at 4096
   // simulated ranks): the old one goes before the new one is gathered.
   partition_ = {};
-  rebuild(domain, exchange_partition(domain, sfc::CurveSpace::make(ownership_, domain.grid), comm_),
-          least);
+  rebuild(
+      domain,
+      exchange_partition(domain, sfc::CurveSpace::make(ownership_, domain.grid), comm_, deepest_),
+      least);
 }
 
 void Mesh::adapted(const Domain& domain, std::span<int> least) {
   if (ownership_moved_) return repartition(domain, least);
 #ifndef NDEBUG
-  const sfc::Partition exchanged = exchange_partition(domain, partition_.space(), comm_);
+  const sfc::Partition exchanged = exchange_partition(domain, partition_.space(), comm_, deepest_);
   for (const octree::Key& k : domain.leaves.keys())
     assert(exchanged.owner(k) == partition_.owner(k));
 #endif

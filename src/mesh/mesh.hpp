@@ -37,8 +37,9 @@ struct CurveView {
 
 class Mesh {
  public:
-  // `ownership`: the curve whose ranges ranks own.
-  Mesh(MPI_Comm parent, sfc::Curve ownership);
+  // `ownership`: the curve whose ranges ranks own; `deepest`: the deepest level a leaf may have
+  // (num_refine), which lets the partition keep its positions in 8 bytes a rank.
+  Mesh(MPI_Comm parent, sfc::Curve ownership, int deepest = octree::kMaxLevel);
 
   const comm::Communicator& comm() const { return comm_; }
   sfc::Curve ownership() const { return ownership_; }
@@ -168,6 +169,7 @@ class Mesh {
 
   comm::Communicator comm_;
   sfc::Curve ownership_;
+  int deepest_;
   MpiMailbox mailbox_;
   sfc::Partition partition_;
   GhostPlan plan_;

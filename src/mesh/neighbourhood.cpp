@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <stdexcept>
 #include <utility>
 
 #include "comm/sparse_exchange.hpp"
@@ -14,12 +15,26 @@ constexpr int kGhostKeysTag = 101;
 }  // namespace
 
 sfc::Partition exchange_partition(const Domain& domain, const sfc::CurveSpace& space,
-                                  const comm::Communicator& comm) {
+                                  const comm::Communicator& comm, int deepest) {
   // Only the positions travel, an empty rank's as kNoLeaf: a P-sized array on every rank, and
   // in the collective, is all the memory the partition's exchange takes.
   sfc::Position mine = sfc::Partition::kNoLeaf;
-  for (const octree::Key& k : domain.leaves.keys())
+  for (const octree::Key& k : domain.leaves.keys()) {
+    if (k.level > deepest) throw std::logic_error("a leaf is deeper than the mesh's deepest level");
     mine = std::min(mine, sfc::first_position(k, space));
+  }
+  // Every rank decides alike, from the root grid and the deepest level.
+  int root_bits = 0;
+  while ((1 << root_bits) < std::max({domain.grid.n[0], domain.grid.n[1], domain.grid.n[2]}))
+    ++root_bits;
+  if (sfc::Partition::coarse_fits(root_bits, deepest)) {
+    const std::uint64_t coarse = mine == sfc::Partition::kNoLeaf
+                                     ? sfc::Partition::kNoCoarseLeaf
+                                     : std::uint64_t(mine >> sfc::Partition::coarse_shift(deepest));
+    std::vector<std::uint64_t> firsts(std::size_t(comm.size()));
+    comm.allgather_bytes(&coarse, sizeof coarse, firsts.data());
+    return sfc::Partition::from_coarse_firsts(space, deepest, std::move(firsts));
+  }
   std::vector<sfc::Position> firsts(std::size_t(comm.size()));
   comm.allgather_bytes(&mine, sizeof mine, firsts.data());
   return sfc::Partition::from_firsts(space, std::move(firsts));

@@ -23,8 +23,10 @@ struct Neighbourhood {
 };
 
 // The partition from every rank's first curve position (one allgather of a position per rank).
+// With no leaf deeper than `deepest`, positions travel and stay in 8 bytes instead of 16 where
+// the root grid allows (sfc::Partition::from_coarse_firsts).
 sfc::Partition exchange_partition(const Domain& domain, const sfc::CurveSpace& space,
-                                  const comm::Communicator& comm);
+                                  const comm::Communicator& comm, int deepest = octree::kMaxLevel);
 
 // Collective. Each rank sends the keys of its leaves on a rank boundary to the ranks that may
 // own leaves across those faces or of their families; what arrives is the ghost layer.

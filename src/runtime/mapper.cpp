@@ -43,7 +43,7 @@ std::vector<stencil::VarRange> lane_groups(const StageWork& work, stencil::VarRa
 }  // namespace
 
 Mapper::Mapper(MPI_Comm parent, RuntimeOptions options)
-    : mesh_(parent, options.ownership),
+    : mesh_(parent, options.ownership, options.deepest_level),
       options_(options),
       kernels_(options.kernels, options.isa, options.compute_model),
       slowdown_(options.slow_factor, options.noise,

@@ -36,6 +36,9 @@ int thread_index();
 struct RuntimeOptions {
   bool blocking_send = false;  // MPI_Send instead of MPI_Isend (static; receives posted first)
   sfc::Curve ownership = sfc::Curve::kMorton;  // the curve whose ranges ranks own
+  // No leaf is deeper (num_refine): the partition's positions then fit in 8 bytes a rank where
+  // the root grid allows (mesh::exchange_partition).
+  int deepest_level = octree::kMaxLevel;
   KernelBackend kernels = KernelBackend::kNative;
   stencil::Isa isa = stencil::Isa::kBaseline;  // of the native kernels; must be supported
   int threads = 0;  // worker threads per rank (0: OpenMP's current count)

@@ -11,26 +11,49 @@ namespace {
 __extension__ typedef __int128 i128;
 }  // namespace
 
+namespace {
+
+// Walk backwards so an empty rank takes the first position of the next non-empty one; trailing
+// empty ranks take a position past the end of the curve (the no-leaf mark itself).
+template <class P>
+void fill_empty(std::vector<P>& first, P no_leaf) {
+  P next = no_leaf;
+  for (std::size_t r = first.size(); r-- > 0;) {
+    if (first[r] != no_leaf) next = first[r];
+    first[r] = next;
+  }
+  if (!first.empty()) first[0] = 0;  // rank 0 starts the curve
+}
+
+}  // namespace
+
 Partition Partition::from_firsts(const CurveSpace& space, std::vector<Position> firsts) {
   Partition p;
   p.space_ = space;
   p.first_ = std::move(firsts);
-  // Walk backwards so an empty rank takes the first position of the next non-empty one;
-  // trailing empty ranks take a position past the end of the curve (kNoLeaf itself).
-  Position next = kNoLeaf;
-  for (std::size_t r = p.first_.size(); r-- > 0;) {
-    if (p.first_[r] != kNoLeaf) next = p.first_[r];
-    p.first_[r] = next;
-  }
-  if (!p.first_.empty()) p.first_[0] = 0;  // rank 0 starts the curve
+  fill_empty(p.first_, kNoLeaf);
+  return p;
+}
+
+Partition Partition::from_coarse_firsts(const CurveSpace& space, int deepest,
+                                        std::vector<std::uint64_t> firsts) {
+  Partition p;
+  p.space_ = space;
+  p.coarse_ = std::move(firsts);
+  p.shift_ = coarse_shift(deepest);
+  fill_empty(p.coarse_, kNoCoarseLeaf);
   return p;
 }
 
 int Partition::owner_at(Position pos) const {
   // The last rank whose first position is <= pos; among ranks sharing one (empty ones), the
-  // last is the one that holds leaves.
-  const auto it = std::upper_bound(first_.begin(), first_.end(), pos);
-  return std::max(0, int(it - first_.begin()) - 1);
+  // last is the one that holds leaves. A first position's shifted-out bits are 0, so it is
+  // <= pos exactly when it is <= pos shifted alike.
+  const auto last_at_most = [](const auto& first, auto p) {
+    const auto it = std::upper_bound(first.begin(), first.end(), p);
+    return std::max(0, int(it - first.begin()) - 1);
+  };
+  return coarse() ? last_at_most(coarse_, std::uint64_t(pos >> shift_)) : last_at_most(first_, pos);
 }
 
 std::vector<int> cut(std::span<const std::int64_t> weights, std::int64_t offset, std::int64_t total,

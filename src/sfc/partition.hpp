@@ -24,14 +24,30 @@ class Partition {
   // vector becomes the partition's own: one P-sized array, on every rank.
   static Partition from_firsts(const CurveSpace& space, std::vector<Position> firsts);
 
-  int ranks() const { return int(first_.size()); }
+  // The same in 8 bytes a rank: when no leaf is deeper than `deepest` and the root grid needs
+  // `root_bits` bits a coordinate, a first position's low 3 (kMaxLevel - deepest) bits are 0 and
+  // the rest fit in 64 bits whenever 3 (root_bits + deepest) < 64 (coarse_fits). `firsts[r]`
+  // is rank r's first position shifted right by coarse_shift(deepest), or kNoCoarseLeaf. Half
+  // the bytes of the P-sized array on every rank and in the allgather that makes it.
+  static constexpr std::uint64_t kNoCoarseLeaf = ~std::uint64_t(0);
+  static bool coarse_fits(int root_bits, int deepest) { return 3 * (root_bits + deepest) < 64; }
+  static int coarse_shift(int deepest) { return 3 * (octree::kMaxLevel - deepest); }
+  static Partition from_coarse_firsts(const CurveSpace& space, int deepest,
+                                      std::vector<std::uint64_t> firsts);
+
+  int ranks() const { return int(coarse() ? coarse_.size() : first_.size()); }
   const CurveSpace& space() const { return space_; }
+  // Whether the first positions are kept in 8 bytes (from_coarse_firsts).
+  bool coarse() const { return shift_ >= 0; }
   // The rank whose range contains position p.
   int owner_at(Position p) const;
   // The owner of the leaf k, or of the leaf covering k.
   int owner(const octree::Key& k) const { return owner_at(first_position(k, space_)); }
   // Whether rank r (< ranks() - 1) holds leaves: its range of the curve is not empty.
-  bool holds_leaves(int r) const { return first_[std::size_t(r)] < first_[std::size_t(r) + 1]; }
+  bool holds_leaves(int r) const {
+    const auto i = std::size_t(r);
+    return coarse() ? coarse_[i] < coarse_[i + 1] : first_[i] < first_[i + 1];
+  }
   // The ranks that may hold leaves inside `region` or the leaf covering it: [lo, hi].
   std::pair<int, int> owners(const octree::Key& region) const {
     return {owner_at(first_position(region, space_)), owner_at(last_position(region, space_))};
@@ -39,7 +55,9 @@ class Partition {
 
  private:
   CurveSpace space_;
-  std::vector<Position> first_;  // one per rank, non-decreasing
+  std::vector<Position> first_;        // one per rank, non-decreasing
+  std::vector<std::uint64_t> coarse_;  // the same shifted by shift_, when shift_ >= 0
+  int shift_ = -1;
 };
 
 // Target rank of each of a rank's leaves (given in curve order) for a cut of the curve into

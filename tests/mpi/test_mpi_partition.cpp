@@ -34,6 +34,25 @@ TEST(Partition, OwnerWithEmptyRanks) {
         if (b[r] < b[r + 1]) firsts[r] = sfc::first_position(keys[order[b[r]]], space);
       const sfc::Partition part = sfc::Partition::from_firsts(space, firsts);
       ASSERT_EQ(part.ranks(), P) << what;
+      // The same first positions in 8 bytes (no leaf deeper than 3): the same answers.
+      std::vector<std::uint64_t> coarse_firsts;
+      for (const sfc::Position f : firsts)
+        coarse_firsts.push_back(f == sfc::Partition::kNoLeaf
+                                    ? sfc::Partition::kNoCoarseLeaf
+                                    : std::uint64_t(f >> sfc::Partition::coarse_shift(3)));
+      const sfc::Partition coarse = sfc::Partition::from_coarse_firsts(space, 3, coarse_firsts);
+      ASSERT_TRUE(coarse.coarse() && !part.coarse()) << what;
+      ASSERT_EQ(coarse.ranks(), P) << what;
+      for (int r = 0; r + 1 < P; ++r)
+        EXPECT_EQ(coarse.holds_leaves(r), part.holds_leaves(r)) << what << " rank " << r;
+      for (const Key& k : keys) {
+        for (Key region = k;; region = octree::parent(region)) {
+          EXPECT_EQ(coarse.owners(region), part.owners(region)) << what << " " << str(region);
+          if (region.level == 0) break;
+        }
+        EXPECT_EQ(coarse.owner(octree::last_descendant(k)), part.owner(octree::last_descendant(k)))
+            << what << " " << str(k);
+      }
       for (std::size_t i = 0; i < n; ++i) {
         const Key& k = keys[i];
         // The leaf and every block inside it belong to the leaf's holder.
@@ -66,6 +85,39 @@ TEST(Partition, OwnerWithEmptyRanks) {
             }
     }
   }
+}
+
+TEST(Partition, ExchangedInEightBytesWhenNoLeafIsDeeperThanGiven) {
+  // The ranks' partition of a random mesh (levels up to 3), exchanged in 16 bytes a rank and in
+  // 8 (the deepest level given): the same owner for every leaf, region and corner cell; a root
+  // grid too large for 8 bytes at that depth keeps 16.
+  const int P = world_size(), me = world_rank();
+  for (const sfc::Curve curve : kCurves) {
+    for (const RootGrid grid : {RootGrid{{2, 3, 2}}, RootGrid{{5, 1, 2}}}) {
+      const auto space = space_of(curve, grid);
+      const std::vector<Key> keys = random_mesh(grid, 3, 40, 93);
+      const auto targets = cut_whole(keys, space, random_weights(keys.size(), 5, 11), P);
+      const Domain d = make_domain(grid, BlockShape{2, 2, 2, 1}, share(keys, targets, me));
+      const comm::Communicator comm(MPI_COMM_WORLD);
+      const sfc::Partition wide = mesh::exchange_partition(d, space, comm);
+      const sfc::Partition narrow = mesh::exchange_partition(d, space, comm, 3);
+      const std::string what = curve_name(curve) + " grid " + std::to_string(grid.n[0]);
+      EXPECT_FALSE(wide.coarse()) << what;
+      EXPECT_TRUE(narrow.coarse()) << what;
+      bool same = true;
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        same = same && narrow.owner(keys[i]) == targets[i] && wide.owner(keys[i]) == targets[i];
+        for (Key region = keys[i];; region = octree::parent(region)) {
+          same = same && narrow.owners(region) == wide.owners(region);
+          if (region.level == 0) break;
+        }
+      }
+      EXPECT_TRUE(all_ranks(same, what + ": owners differ")) << what;
+    }
+  }
+  // 3 (root bits + deepest) must stay under 64: a 4096-wide grid (12 bits) fits to depth 9.
+  EXPECT_TRUE(sfc::Partition::coarse_fits(12, 9));
+  EXPECT_FALSE(sfc::Partition::coarse_fits(12, 10));
 }
 
 TEST(Partition, CutIsMonotoneBalancedAndSplittable) {
