@@ -29,8 +29,8 @@ void Mesh::changed(const Domain& domain) {
 }
 
 void Mesh::repartition(const Domain& domain, std::span<int> least) {
-  // One P-sized partition on a rank at a time (16 bytes a rank: 256 MiB in all at 4096
-  // simulated ranks): the old one goes before the new one is gathered.
+  // One P-sized partition on a rank at a time (8 or 16 bytes a rank: 128 or 256 MiB in all at
+  // 4096 simulated ranks): the old one goes before the new one is gathered.
   partition_ = {};
   rebuild(
       domain,

@@ -24,10 +24,7 @@ sfc::Partition exchange_partition(const Domain& domain, const sfc::CurveSpace& s
     mine = std::min(mine, sfc::first_position(k, space));
   }
   // Every rank decides alike, from the root grid and the deepest level.
-  int root_bits = 0;
-  while ((1 << root_bits) < std::max({domain.grid.n[0], domain.grid.n[1], domain.grid.n[2]}))
-    ++root_bits;
-  if (sfc::Partition::coarse_fits(root_bits, deepest)) {
+  if (sfc::Partition::coarse_fits(sfc::root_bits(domain.grid), deepest)) {
     const std::uint64_t coarse = mine == sfc::Partition::kNoLeaf
                                      ? sfc::Partition::kNoCoarseLeaf
                                      : std::uint64_t(mine >> sfc::Partition::coarse_shift(deepest));

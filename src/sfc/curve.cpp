@@ -56,11 +56,15 @@ Position inner_mask(int level) {
 
 }  // namespace
 
+int root_bits(const octree::RootGrid& grid) {
+  int bits = 0;
+  while ((1 << bits) < std::max({grid.n[0], grid.n[1], grid.n[2]})) ++bits;
+  return bits;
+}
+
 CurveSpace CurveSpace::make(Curve curve, const octree::RootGrid& grid) {
   if (curve == Curve::kMorton) return {curve, 32};
-  int root_bits = 0;
-  while ((1 << root_bits) < std::max({grid.n[0], grid.n[1], grid.n[2]})) ++root_bits;
-  return {curve, std::max(1, root_bits + octree::kMaxLevel)};
+  return {curve, std::max(1, root_bits(grid) + octree::kMaxLevel)};
 }
 
 // On either curve a block is one node of the curve's recursive subdivision, so its cells share

@@ -26,6 +26,9 @@ struct CurveSpace {
   static CurveSpace make(Curve curve, const octree::RootGrid& grid);
 };
 
+// Bits a coordinate of the root grid needs: the least b with 2^b >= its widest extent.
+int root_bits(const octree::RootGrid& grid);
+
 // First and last position covered by block k.
 Position first_position(const octree::Key& k, const CurveSpace& space);
 Position last_position(const octree::Key& k, const CurveSpace& space);
