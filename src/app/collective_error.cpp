@@ -39,6 +39,10 @@ LocalAttempt::LocalAttempt(MPI_Comm comm, std::string_view doing,
   }
 }
 
+int LocalAttempt::vote() const {
+  return kind_ == kNone ? ranks_ : rank_;
+}
+
 void LocalAttempt::settle(int least) const {
   // The lowest failing rank speaks for all; `ranks` means nobody failed.
   if (least >= ranks_) return;

@@ -28,7 +28,7 @@ void all_or_none(MPI_Comm comm, std::string_view doing, const std::function<void
 class LocalAttempt {
  public:
   LocalAttempt(MPI_Comm comm, std::string_view doing, const std::function<void()>& local);
-  int vote() const { return kind_ == 0 ? ranks_ : rank_; }
+  int vote() const;
   void settle(int least) const;
 
  private:

@@ -157,18 +157,25 @@ std::uint64_t Simulation::field_digest() const {
   return total;
 }
 
+std::vector<std::int64_t> Simulation::leaves_per_level_then(
+    std::span<const octree::Key> keys, std::span<const std::int64_t> more) const {
+  const std::size_t levels = std::size_t(config_.num_refine) + 1;
+  std::vector<std::int64_t> counts(levels + more.size(), 0);
+  for (const octree::Key& k : keys) ++counts[std::size_t(k.level)];
+  std::ranges::copy(more, counts.begin() + std::ptrdiff_t(levels));
+  return counts;
+}
+
 std::vector<std::int64_t> Simulation::level_counts(std::span<std::int64_t> more,
                                                    sfc::LoadSpread* spread) const {
   const std::size_t levels = std::size_t(config_.num_refine) + 1;
-  std::vector<std::int64_t> counts(levels + more.size(), 0);
-  for (const octree::Key& k : domain_.leaves.keys()) ++counts[std::size_t(k.level)];
-  std::ranges::copy(more, counts.begin() + std::ptrdiff_t(levels));
+  std::vector<std::int64_t> counts = leaves_per_level_then(domain_.leaves.keys(), more);
   // The most and (negated) the fewest blocks of a rank, reduced by maximum.
   const auto blocks = std::int64_t(domain_.leaves.size());
   std::array<std::int64_t, 2> extremes{blocks, -blocks};
   runtime_.comm().sum_and_max_in_place(counts,
                                        spread ? std::span(extremes) : std::span<std::int64_t>());
-  std::copy(counts.begin() + std::ptrdiff_t(levels), counts.end(), more.begin());
+  if (!more.empty()) std::copy(counts.begin() + std::ptrdiff_t(levels), counts.end(), more.begin());
   counts.resize(levels);
   if (spread) {
     std::int64_t sum = 0;
@@ -288,13 +295,10 @@ std::optional<Simulation::StepTotals> Simulation::refine_iteration() {
       cuts ? adapted_weights(plan) : std::vector<std::int64_t>{};
   enum : std::size_t { kSplits, kMerges, kLeaves, kWeight, kLevels };
   const std::size_t levels = std::size_t(R) + 1;
-  std::vector<std::int64_t> mine(kLevels + levels + step_counts_.size(), 0);
-  mine[kSplits] = plan.splits;
-  mine[kMerges] = plan.merges;
-  mine[kLeaves] = std::int64_t(plan.keys.size());
-  mine[kWeight] = std::accumulate(adapted.begin(), adapted.end(), std::int64_t{0});
-  for (const octree::Key& k : plan.keys) ++mine[kLevels + std::size_t(k.level)];
-  std::ranges::copy(step_counts_, mine.begin() + std::ptrdiff_t(kLevels + levels));
+  std::vector<std::int64_t> mine{plan.splits, plan.merges, std::int64_t(plan.keys.size()),
+                                 std::accumulate(adapted.begin(), adapted.end(), std::int64_t{0})};
+  const std::vector<std::int64_t> per_level = leaves_per_level_then(plan.keys, step_counts_);
+  mine.insert(mine.end(), per_level.begin(), per_level.end());
   const comm::Tally counts = comm::tally(runtime_.comm(), mine);
   const std::array<std::int64_t, 2> changed{counts.total[kSplits], counts.total[kMerges]};
   const std::int64_t changes = changed[0] + changed[1];

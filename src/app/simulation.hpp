@@ -133,6 +133,10 @@ class Simulation {
   // over the ranks) and, when asked for, the `spread` of the ranks' block counts.
   std::vector<std::int64_t> level_counts(std::span<std::int64_t> more = {},
                                          sfc::LoadSpread* spread = nullptr) const;
+  // This rank's `keys` per level (0 .. num_refine), then `more`: what level_counts and the
+  // refinement's tally sum over the ranks.
+  std::vector<std::int64_t> leaves_per_level_then(std::span<const octree::Key> keys,
+                                                  std::span<const std::int64_t> more) const;
   // The spread of the ranks' block counts, in one reduction.
   sfc::LoadSpread block_spread() const;
   void print_level_table(int ts, const std::vector<std::int64_t>& counts);

@@ -101,9 +101,14 @@ std::vector<Notice> arrivals(const std::vector<Routed>& routed) {
 
 }  // namespace
 
+void check_least(std::span<const int> least) {
+  if (least.size() > kMaxLeast)
+    throw std::invalid_argument("an exchange carries at most 2 values to their least");
+}
+
 std::vector<Notice> notify(const Communicator& comm, std::span<const Notice> sends,
                            std::span<int> least) {
-  if (least.size() > kMaxLeast) throw std::invalid_argument("notify carries at most 2 values");
+  check_least(least);
   const int P = comm.size(), r = comm.rank();
   std::vector<Routed> held;
   held.reserve(sends.size());

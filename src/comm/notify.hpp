@@ -22,6 +22,8 @@ struct Notice {
 
 // The most values a notify (and so a sparse exchange) carries to their least over the ranks.
 inline constexpr std::size_t kMaxLeast = 2;
+// Throws std::invalid_argument when `least` holds more than kMaxLeast values.
+void check_least(std::span<const int> least);
 
 // Collective over `comm`. `sends`: the messages this rank will send (to other ranks; a rank
 // named twice gets two). Returns the messages it will receive, by sender's rank. ceil(log2 P) + 2

@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <map>
 #include <span>
-#include <stdexcept>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -90,7 +89,7 @@ requires std::invocable<OnParcel&, Parcel<T> &&> void sparse_exchange(
   announced_exchange(communicator, outgoing, tag, on_parcel, least);
   return;
 #endif
-  if (least.size() > kMaxLeast) throw std::invalid_argument("an exchange carries at most 2 values");
+  check_least(least);
   const MPI_Comm comm = communicator.get();
   communicator.note(1, std::int64_t(outgoing.size()));  // the barrier
   std::vector<MPI_Request> sends;
