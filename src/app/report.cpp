@@ -150,6 +150,7 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
   r.max_blocks = comm.max(sim.stats().max_blocks_rank);
   r.blocks_mapped_ahead = comm.sum(std::int64_t(sim.domain().spare.mapped_ahead()));
   r.blocks_mapped_on_take = comm.sum(std::int64_t(sim.domain().spare.mapped_on_take()));
+  r.partition_bytes_per_rank = std::int64_t(sim.mesh().partition_bytes_per_rank());
   r.total = comm::spread(comm, t.get(Phase::kTotal));
   r.compute = comm::spread(comm, t.get(Phase::kCompute));
   r.communicate = comm::spread(comm, t.get(Phase::kCommunicate));

@@ -49,6 +49,8 @@ struct Report {
   // uses them, and mapped by refinement or migration when no spare storage was left.
   std::int64_t blocks_mapped_ahead = 0;
   std::int64_t blocks_mapped_on_take = 0;
+  // The bytes a rank's entry takes in the partition's allgather after a migration.
+  std::int64_t partition_bytes_per_rank = 0;
   // min / avg / max over ranks of each phase, seconds.
   comm::Spread total, compute, communicate, checksum, refine, load_balance, init;
   std::int64_t cell_var_updates = 0;  // all ranks

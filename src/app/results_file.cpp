@@ -350,6 +350,7 @@ void write_counters(Writer& w, const Report& r) {
   w.kv(key("blocks_reformed"), r.stats.blocks_reformed);
   w.kv(key("closure_rounds"), r.stats.closure_rounds);
   w.kv(key("closure_changes_sent"), r.stats.closure_changes_sent);
+  w.kv(key("partition_bytes_per_rank"), r.partition_bytes_per_rank);
   w.kv(key("load_balances"), r.stats.load_balances);
   w.kv(key("blocks_moved_lb"), r.stats.blocks_moved_lb);
   w.kv(key("blocks_moved_coarsen"), r.stats.blocks_moved_coarsen);

@@ -44,6 +44,7 @@ class Simulation {
   const LoadBalancer* balancer() const { return balancer_.get(); }
   const std::vector<Object>& objects() const { return objects_; }
   const mesh::Domain& domain() const { return domain_; }
+  const mesh::Mesh& mesh() const { return mesh_; }
 
  private:
   void init_mesh();

@@ -141,6 +141,8 @@ class Mesh {
   // The rank whose range of the curve holds k (or the leaf covering k), as of the last
   // changed or adapted: the same answer on every rank.
   int owner(const octree::Key& k) const { return partition_.owner(k); }
+  // The bytes a rank's entry takes in the partition's allgather (8 or 16: from_coarse_firsts).
+  std::size_t partition_bytes_per_rank() const { return partition_.bytes_per_rank(); }
   CommPartners comm_partners() const;
 
  private:

@@ -2,6 +2,7 @@
 // the owner of any key from the P+1 range boundaries alone.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -39,6 +40,8 @@ class Partition {
   const CurveSpace& space() const { return space_; }
   // Whether the first positions are kept in 8 bytes (from_coarse_firsts).
   bool coarse() const { return shift_ >= 0; }
+  // The bytes a rank's first position takes, in the allgather and in every rank's array.
+  std::size_t bytes_per_rank() const { return coarse() ? sizeof(std::uint64_t) : sizeof(Position); }
   // The rank whose range contains position p.
   int owner_at(Position p) const;
   // The owner of the leaf k, or of the leaf covering k.

@@ -5,7 +5,8 @@ provenance of the run (the eager limit Open MPI's shared-memory transport was gi
 default, or the one the environment gives) and per-rank figures. Its keys are those of results_keys.txt, in order
 (the list the Python reader takes its names from), for both runtimes; and the end report says
 what ran: the static runtime's curve cut, the dynamic balancer's strategy, decisions and blocks
-migrated, as results.yaml counts them.
+migrated, as results.yaml counts them; and partition_bytes_per_rank says whether the partition
+travelled in 8 bytes a rank or 16.
 
   check_results.py --miniamr BIN --deck DECK
 """
@@ -88,6 +89,28 @@ def report_problems(stdout, doc, runtime):
     return problems
 
 
+def partition_problems(miniamr, deck, env, work):
+    """Why partition_bytes_per_rank does not say which partition the runs exchanged: 8 bytes a
+    rank while 3 (root grid bits + num_refine) < 64 (the deck: 2 root bits, num_refine 3 or so),
+    16 beyond (4 roots a side need 2 bits, and 3 (2 + 20) = 66)."""
+    problems = []
+    for want, args in ((8, [os.path.abspath(deck)]),
+                       (16, ["--num_refine", "20", "--init_x", "4", "--init_y", "1",
+                             "--init_z", "1"])):
+        out = os.path.join(work, f"partition_{want}.yaml")
+        p = subprocess.run(["mpirun", "-q", "-np", "2", os.path.abspath(miniamr)] + args +
+                           ["--num_tsteps", "2", "--results", out], cwd=work, env=env,
+                           capture_output=True, text=True, timeout=300)
+        if p.returncode != 0:
+            problems.append(f"partition {want}: exit {p.returncode}\n{p.stderr[-800:]}")
+            continue
+        with open(out) as f:
+            got = yaml.safe_load(f).get("partition_bytes_per_rank")
+        if got != want:
+            problems.append(f"{' '.join(args)}: partition_bytes_per_rank {got}, want {want}")
+    return problems
+
+
 def main():
     a = script_arguments().parse_args()
     env = mpi_env()
@@ -120,6 +143,7 @@ def main():
             if name in ("yaml", "dynamic"):
                 failures += report_problems(stdout[name], docs[name],
                                             "static" if name == "yaml" else "dynamic")
+        failures += partition_problems(a.miniamr, a.deck, env, work)
         if os.path.exists(os.path.join(work, "results.yaml")):
             failures.append("results.yaml written although --results named another file")
         for name, d in docs.items():
