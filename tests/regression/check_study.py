@@ -204,7 +204,31 @@ def check_compare(c):
     c.check(why is None, f"compare: compare.png: {why}")
     c.check("time loop by phase" in p.stdout and " refine  balance" in p.stdout,
             "compare: the terminal table shows no phases", p)
+    check_balance_bound(c, out, rows, summary, p)
     check_table(c, out, rows)
+
+
+def check_balance_bound(c, out, rows, summary, p):
+    """Each static run's balance_bound is the harmonic mean of its ranks' compute seconds over
+    their largest, from its own results.yaml; other runtimes' is empty; summary.csv and the
+    terminal table give their median."""
+    for r in rows:
+        with open(os.path.join(out, r["run_dir"], "results.yaml")) as f:
+            times = yaml.safe_load(f)["per_rank"]["compute_s"]
+        if r["runtime"] != "static":
+            c.check(r["balance_bound"] == "", f"compare: a {r['runtime']} run has a balance "
+                    f"bound: {r['balance_bound']}")
+            continue
+        want = statistics.harmonic_mean(times) / max(times)
+        c.check(r["balance_bound"] != "" and abs(float(r["balance_bound"]) - want) <= 1e-6,
+                f"compare: {r['variant']}: balance_bound {r['balance_bound']!r}, want {want} "
+                f"from compute_s {times}")
+        s = next(s for s in summary if s["variant"] == r["variant"])
+        c.check(abs(float(s["balance_bound_median"]) - want) <= 1e-4 * want,
+                f"compare: {r['variant']}: balance_bound_median {s['balance_bound_median']}, "
+                f"want {want} (one repetition)")
+    c.check("the static runs' compute balanced perfectly" in p.stdout,
+            "compare: the terminal table shows no balance bound", p)
 
 
 def check_table(c, out, rows):
@@ -223,7 +247,8 @@ def check_table(c, out, rows):
                        ("the date", rows[0]["started"][:10]), ("the commit", revision),
                        ("the command", "tools/miniamr-study compare "),
                        ("the phases", "| compute s | comm s | refine s | balance s |"),
-                       ("the collectives", "| collectives per step |")):
+                       ("the collectives", "| collectives per step |"),
+                       ("the balance bound", "The static runs' compute balanced perfectly")):
         c.check(bool(want) and want in text, f"table: does not show {what} ({want!r})", p)
     c.check(len([l for l in text.splitlines() if l.startswith("| static")]) == 2,
             "table: not one row per variant", p)

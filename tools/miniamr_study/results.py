@@ -10,7 +10,7 @@ RUN_COLUMNS = ["study", "deck", "point", "variant", "runtime", "ranks", "threads
                "status", "error", "wall_s", "total_time_ave", "T_comp", "T_comm", "T_ref", "T_lb",
                "T_checksum", "blocks_ts_ave", "cell_var_updates", "cell_var_updates_per_s",
                "effective_bandwidth_gbs", "peak_rss_max", "blocks_migrated", "field_digest",
-               "collectives_per_step", "closure_rounds_per_step",
+               "collectives_per_step", "closure_rounds_per_step", "balance_bound",
                "root_grid", "rank_grid", "git_revision",
                "digest_group", "host", "started", "run_dir", "command", "simulated",
                "host_wall_s"]
@@ -18,7 +18,8 @@ SUMMARY_COLUMNS = ["study", "deck", "point", "ranks", "threads", "root_grid", "v
                    "failed", "wall_median", "wall_min", "wall_max", "time_loop_median",
                    "comp_median", "comm_median", "checksum_median", "ref_median", "lb_median",
                    "blocks_ts_median", "blocks_per_rank", "collectives_per_step_median",
-                   "closure_rounds_median", "speedup", "efficiency",
+                   "closure_rounds_median", "balance_bound_median", "balance_bound_min",
+                   "balance_bound_max", "speedup", "efficiency",
                    "work_efficiency", "ratio_to_reference", "ratio_to_static",
                    "pairs", "paired_ratio_to_reference", "paired_ratio_min", "paired_ratio_max",
                    "refine_ratio_to_reference", "refine_ratio_min", "refine_ratio_max",
@@ -50,6 +51,19 @@ def _per_step(r, key):
     return statistics.median(steps) if steps else ""
 
 
+def balance_bound(compute_s):
+    """What a perfect balance of a static run's ranks would take against its busiest rank, from
+    their compute seconds: the static runtime gives the ranks equal shares, so rank r works at
+    1 / compute_s[r] shares a second, and all P shares over those speeds take the harmonic mean
+    of compute_s. 1 on ranks of one speed; 0.4 with one of two ranks a quarter as fast. A
+    balancer (the dynamic runtime) gains at most this fraction of the busiest rank's compute,
+    whatever slows a rank: --slow_rank, or a core that runs slower than the others."""
+    times = [float(t) for t in compute_s or []]
+    if not times or min(times) <= 0:
+        return ""
+    return statistics.harmonic_mean(times) / max(times)
+
+
 def _yaml_figures(path):
     r = miniamr_results.load(path)
     if "field_digest" not in r:
@@ -69,6 +83,8 @@ def _yaml_figures(path):
             "field_digest": r.get("field_digest", ""),
             "collectives_per_step": _per_step(r, "collectives"),
             "closure_rounds_per_step": _per_step(r, "closure_rounds"),
+            "balance_bound": (balance_bound((r.get("per_rank") or {}).get("compute_s"))
+                              if r.get("runtime") == "static" else ""),
             "total_time_max": r.get("total_time_max", ""),
             "git_revision": (r.get("provenance", {}) or {}).get("git_revision", "")}
 
@@ -250,6 +266,10 @@ def summarize(rows, kind):
                                     ("closure_rounds_median", "closure_rounds_per_step")):
                 xs = [x for x in (_num(r.get(per_run, "")) for r in ok) if x is not None]
                 s[column] = statistics.median(xs) if xs else None
+            bounds = [x for x in (_num(r.get("balance_bound", "")) for r in ok) if x is not None]
+            if bounds:
+                s.update({"balance_bound_median": statistics.median(bounds),
+                          "balance_bound_min": min(bounds), "balance_bound_max": max(bounds)})
             digests = {r["field_digest"] for r in ok if r["field_digest"]}
             s["field_digest"] = digests.pop() if len(digests) == 1 else \
                 ("MISMATCH" if digests else "")
@@ -384,6 +404,16 @@ def text_table(stats):
                         f"({s['loop_static_min']:.3f}..{s['loop_static_max']:.3f}), "
                         if s.get("loop_ratio_to_static") is not None else "")
                      + f"{s['static_pairs']} pair(s)")
+    bounded = [s for s in stats if s.get("balance_bound_median") is not None]
+    if bounded:
+        lines.append("")
+        lines.append("the static runs' compute balanced perfectly over their ranks' measured "
+                     "speeds, against their busiest rank's (the least a balancer can reach: 1 "
+                     "on ranks of one speed), median (min..max):")
+    for s in bounded:
+        lines.append(f"{s['point']:8s} {s['variant'][:28]:28s} "
+                     f"{s['balance_bound_median']:.3f} ({s['balance_bound_min']:.3f}.."
+                     f"{s['balance_bound_max']:.3f})")
     paired = [s for s in stats if s.get("paired_ratio_to_reference") is not None]
     if paired:
         lines.append("")

@@ -96,6 +96,14 @@ def markdown(study_dir):
                      f"{_seconds(s, 'lb_median')} | "
                      f"{'-' if steps in (None, '') else f'{float(steps):g}'} | "
                      f"{_against_reference(s)} |")
+    bounds = [f"{s['variant']} on {s['ranks']} x {s['threads']} "
+              f"{float(s['balance_bound_median']):.3f} ({float(s['balance_bound_min']):.3f}.."
+              f"{float(s['balance_bound_max']):.3f})"
+              for s in summary if s.get("balance_bound_median") not in (None, "")]
+    if bounds:
+        lines += ["", "The static runs' compute balanced perfectly over their ranks' measured "
+                  "speeds, against their busiest rank's (the least a balancer can reach: 1 on "
+                  "ranks of one speed), median (min..max): " + "; ".join(bounds) + "."]
     command = info.get("command") or []
     lines += ["", "```sh", "tools/miniamr-study " + shlex.join(command),
               f"tools/miniamr-study table {shlex.quote(study_dir)} --into FILE   # this table",
