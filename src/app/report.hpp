@@ -38,6 +38,10 @@ struct Report {
   std::vector<double> busy_per_rank, comm_per_rank, idle_per_rank;
   std::vector<double> checksum_per_rank, refine_per_rank, balance_per_rank;
   std::vector<double> blocks_per_rank, peak_rss_per_rank;  // final blocks; bytes
+  // System time: seconds each rank's process spent in the kernel (getrusage), start-up included,
+  // and their largest: page faults, mostly. A simulation's ranks share one process.
+  std::vector<double> system_per_rank;
+  double system_max = 0;
   // How the ranks started (mpirun or spawn) and where each runs: its host as MPI names it and,
   // for a spawned worker placed by a plan, the host the plan gave it ("" otherwise).
   Placement placement;

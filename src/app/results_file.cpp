@@ -210,6 +210,7 @@ void write_per_rank(Writer& w, const Report& r) {
   w.flow(key("per_rank.refine_s"), r.refine_per_rank);
   w.flow(key("per_rank.balance_s"), r.balance_per_rank);
   w.flow(key("per_rank.peak_rss_bytes"), r.peak_rss_per_rank);
+  w.flow(key("per_rank.system_s"), r.system_per_rank);
   w.end_map();
 }
 
@@ -361,6 +362,7 @@ void write_counters(Writer& w, const Report& r) {
   w.kv(key("cell_var_updates_per_s"), r.cell_var_updates_per_s());
   w.kv(key("effective_bandwidth_gbs"), r.effective_bandwidth_gbs());
   w.kv(key("peak_rss_max"), r.peak_rss_max);
+  w.kv(key("system_time_max"), r.system_max);
   w.kv(key("field_bytes_max"), r.field_bytes_max);
   // The emulated slowness (--slow_rank, --noise) spent on each kind of work, slowest rank.
   w.map(key("slowdown_s"), /*on_one_line=*/true);

@@ -167,9 +167,13 @@ def main():
             if "--results" not in prov.get("command_line", ""):
                 problems.append("the command line is not the run's")
             per_rank = d.get("per_rank", {})
-            for key in ("blocks", "compute_s", "comm_s", "idle_s", "peak_rss_bytes"):
+            for key in ("blocks", "compute_s", "comm_s", "idle_s", "peak_rss_bytes", "system_s"):
                 if len(per_rank.get(key, [])) != 3:
                     problems.append(f"per_rank.{key} has not 3 entries")
+            system = per_rank.get("system_s") or [-1]
+            if min(system) < 0 or d.get("system_time_max") != max(system):
+                problems.append(f"system_time_max {d.get('system_time_max')} is not the largest "
+                                f"of per_rank.system_s {system}, each >= 0")
             if sum(per_rank.get("blocks", [])) != d.get("final_blocks"):
                 problems.append("per_rank.blocks does not add up to final_blocks")
             if problems:

@@ -211,10 +211,15 @@ def check_compare(c):
 def check_balance_bound(c, out, rows, summary, p):
     """Each static run's balance_bound is the harmonic mean of its ranks' compute seconds over
     their largest, from its own results.yaml; other runtimes' is empty; summary.csv and the
-    terminal table give their median."""
+    terminal table give their median. Each run's system_s_max is its system_time_max."""
     for r in rows:
         with open(os.path.join(out, r["run_dir"], "results.yaml")) as f:
-            times = yaml.safe_load(f)["per_rank"]["compute_s"]
+            doc = yaml.safe_load(f)
+        times = doc["per_rank"]["compute_s"]
+        c.check(r["system_s_max"] != "" and
+                abs(float(r["system_s_max"]) - doc["system_time_max"]) <= 1e-9,
+                f"compare: {r['variant']}: system_s_max {r['system_s_max']!r}, results.yaml "
+                f"says {doc['system_time_max']}")
         if r["runtime"] != "static":
             c.check(r["balance_bound"] == "", f"compare: a {r['runtime']} run has a balance "
                     f"bound: {r['balance_bound']}")
@@ -229,6 +234,7 @@ def check_balance_bound(c, out, rows, summary, p):
                 f"want {want} (one repetition)")
     c.check("the static runs' compute balanced perfectly" in p.stdout,
             "compare: the terminal table shows no balance bound", p)
+    c.check("  system coll/step" in p.stdout, "compare: the phases show no system time", p)
 
 
 def check_table(c, out, rows):

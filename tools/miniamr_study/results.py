@@ -9,7 +9,8 @@ import miniamr_results
 RUN_COLUMNS = ["study", "deck", "point", "variant", "runtime", "ranks", "threads", "rep",
                "status", "error", "wall_s", "total_time_ave", "T_comp", "T_comm", "T_ref", "T_lb",
                "T_checksum", "blocks_ts_ave", "cell_var_updates", "cell_var_updates_per_s",
-               "effective_bandwidth_gbs", "peak_rss_max", "blocks_migrated", "field_digest",
+               "effective_bandwidth_gbs", "peak_rss_max", "system_s_max", "blocks_migrated",
+               "field_digest",
                "collectives_per_step", "closure_rounds_per_step", "balance_bound",
                "root_grid", "rank_grid", "git_revision",
                "digest_group", "host", "started", "run_dir", "command", "simulated",
@@ -17,6 +18,7 @@ RUN_COLUMNS = ["study", "deck", "point", "variant", "runtime", "ranks", "threads
 SUMMARY_COLUMNS = ["study", "deck", "point", "ranks", "threads", "root_grid", "variant", "n",
                    "failed", "wall_median", "wall_min", "wall_max", "time_loop_median",
                    "comp_median", "comm_median", "checksum_median", "ref_median", "lb_median",
+                   "system_median",
                    "blocks_ts_median", "blocks_per_rank", "collectives_per_step_median",
                    "closure_rounds_median", "balance_bound_median", "balance_bound_min",
                    "balance_bound_max", "speedup", "efficiency",
@@ -79,6 +81,7 @@ def _yaml_figures(path):
             "cell_var_updates_per_s": r.get("cell_var_updates_per_s", ""),
             "effective_bandwidth_gbs": r.get("effective_bandwidth_gbs", ""),
             "peak_rss_max": r.get("peak_rss_max", ""),
+            "system_s_max": r.get("system_time_max", ""),
             "blocks_migrated": r.get("blocks_migrated", r.get("blocks_moved_lb", "")),
             "field_digest": r.get("field_digest", ""),
             "collectives_per_step": _per_step(r, "collectives"),
@@ -263,7 +266,8 @@ def summarize(rows, kind):
             s["blocks_ts_median"] = statistics.median(blocks) if blocks else None
             s["blocks_per_rank"] = s["blocks_ts_median"] / ranks if blocks else None
             for column, per_run in (("collectives_per_step_median", "collectives_per_step"),
-                                    ("closure_rounds_median", "closure_rounds_per_step")):
+                                    ("closure_rounds_median", "closure_rounds_per_step"),
+                                    ("system_median", "system_s_max")):
                 xs = [x for x in (_num(r.get(per_run, "")) for r in ok) if x is not None]
                 s[column] = statistics.median(xs) if xs else None
             bounds = [x for x in (_num(r.get("balance_bound", "")) for r in ok) if x is not None]
@@ -380,17 +384,20 @@ def text_table(stats):
     if phased:
         lines.append("")
         lines.append("time loop by phase, median seconds (average over ranks; the reference "
-                     "counts its balancing as refinement), and the global collectives of a "
-                     "refinement step after timestep 0 (median over steps and runs):")
+                     "counts its balancing as refinement), the most system time of a rank's "
+                     "process (page faults, mostly; start-up included) and the global "
+                     "collectives of a refinement step after timestep 0 (median over steps and "
+                     "runs):")
         lines.append(f"{'point':8s} {'variant':28s} {'loop':>8s} {'compute':>8s} {'comm':>8s} "
-                     f"{'checksum':>8s} {'refine':>8s} {'balance':>8s} {'coll/step':>9s}")
+                     f"{'checksum':>8s} {'refine':>8s} {'balance':>8s} {'system':>8s} "
+                     f"{'coll/step':>9s}")
     for s in phased:
         def cell(k):
             return f"{s[k]:8.3f}" if s.get(k) is not None else "       -"
         steps = s.get("collectives_per_step_median")
         lines.append(f"{s['point']:8s} {s['variant'][:28]:28s} {cell('time_loop_median')} "
                      f"{cell('comp_median')} {cell('comm_median')} {cell('checksum_median')} "
-                     f"{cell('ref_median')} {cell('lb_median')} "
+                     f"{cell('ref_median')} {cell('lb_median')} {cell('system_median')} "
                      + (f"{steps:9.1f}" if steps is not None else "        -"))
     against_static = [s for s in stats if s.get("paired_ratio_to_static") is not None]
     if against_static:
