@@ -198,7 +198,14 @@ def check_compare(c):
         c.check(abs(float(s["loop_ratio_to_static"]) - loop) <= 1e-3 * loop and
                 s["loop_static_min"] == s["loop_ratio_to_static"] == s["loop_static_max"],
                 f"compare: time-loop ratio to static {s['loop_ratio_to_static']}, want {loop}")
-    c.check("against the static run of the same repetition" in p.stdout,
+        steps = ((float(mine["total_time_ave"]) - float(mine["T_ref"])) /
+                 (float(static["total_time_ave"]) - float(static["T_ref"])))
+        c.check(abs(float(s["steps_ratio_to_static"]) - steps) <= 1e-3 * steps and
+                s["steps_static_min"] == s["steps_ratio_to_static"] == s["steps_static_max"],
+                f"compare: ratio to static less refinement {s['steps_ratio_to_static']}, "
+                f"want {steps}")
+    c.check("against the static run of the same repetition" in p.stdout and
+            "less refinement" in p.stdout,
             "compare: the terminal table shows no paired ratios to static", p)
     why = png_problem(os.path.join(out, "compare.png"))
     c.check(why is None, f"compare: compare.png: {why}")
