@@ -154,10 +154,14 @@ std::vector<double> settled_speeds(std::span<const RankSummary> ranks,
   std::vector<double> s = rank_speeds(ranks);
   const double mid = median(s);
   // A speed relative to the median is as uncertain as the rank's own estimate or the typical
-  // rank's, whichever is worse.
+  // rank's, whichever is worse. With two ranks the median is their mean, from which each lies
+  // by half their difference, as uncertain as half the two errors combined: judged by its own
+  // error alone, a rank had to be 1.67 times as fast as the other to count while the noise was
+  // unknown (a margin of 25%), where two sigmas of that half are 1.43 times.
   std::vector<double> noise(ranks.size());
   for (std::size_t r = 0; r < ranks.size(); ++r) noise[r] = speed_error_of(ranks[r]);
   const double typical = median(noise);
+  const auto error = [&](std::size_t r) { return std::max(noise[r], typical); };
   // The measured outcome of the shares held: a noise estimate that takes a drift of the mesh
   // for noise must not keep shares under which the ranks are measurably apart.
   double slowest = 0, sum = 0;
@@ -172,7 +176,8 @@ std::vector<double> settled_speeds(std::span<const RankSummary> ranks,
   const bool have_previous = previous.size() == ranks.size() && !held_apart;
   for (std::size_t r = 0; r < s.size(); ++r) {
     const double rel = s[r] / mid;
-    const double margin = rule.margin(std::max(noise[r], typical));
+    const double margin =
+        rule.margin(s.size() == 2 ? std::hypot(error(0), error(1)) / 2 : error(r));
     // Hysteresis keeps a share that was changed; an equal one moves beyond the margin.
     if (have_previous && previous[r] != 1.0 &&
         std::fabs(rel - previous[r]) <= kHysteresis * margin * previous[r])

@@ -85,7 +85,8 @@ std::vector<double> rank_speeds(std::span<const RankSummary> ranks);
 // median, kept at a `previous` value other than 1 where it lies within kHysteresis noise
 // margins of it (hysteresis: a cut does not follow the wobble of a measurement), else at 1 where it
 // lies within the margin of the median (equal shares when speeds agree within the noise). A rank's
-// margin is that of the standard error of its speed or of the median rank's, whichever is larger.
+// margin is that of the standard error of its speed or of the median rank's, whichever is larger;
+// with two ranks, whose median is their mean, half those of the two combined.
 // Ranks never measured count as the mean of the measured ones. `previous` is empty or one per rank.
 // Hysteresis holds only while the shares it keeps are seen to work: when the ranks' measured
 // seconds per stage under them are more than `held_imbalance` apart (max over mean; 0: never), the

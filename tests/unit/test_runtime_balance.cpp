@@ -144,6 +144,24 @@ TEST(SettledSpeeds, EqualWithinTheNoiseProportionalBeyondIt) {
   EXPECT_EQ(settled_speeds(r, {}, rule), (std::vector<double>{1.0, 1.0}));
 }
 
+TEST(SettledSpeeds, TwoRanksAreJudgedByTheirDifference) {
+  // Two ranks' median is their mean, each half their difference away from it, and that half
+  // has half the two ranks' errors combined: with the noise unknown (12.5% each), two sigmas
+  // of it are 17.7%, so that ranks 1.5 times apart (20% from their mean) differ, and ranks 1.3
+  // times apart (13%) do not.
+  const NoiseRule rule;
+  std::vector<RankSummary> r{rank(10, 1, 150, kUnknownNoise), rank(10, 1, 100, kUnknownNoise)};
+  const auto apart = settled_speeds(r, {}, rule);
+  EXPECT_NEAR(apart[0] / apart[1], 1.5, 1e-12);
+  r = {rank(10, 1, 130, kUnknownNoise), rank(10, 1, 100, kUnknownNoise)};
+  EXPECT_EQ(settled_speeds(r, {}, rule), (std::vector<double>{1.0, 1.0}));
+  // Three or more ranks: a rank's deviation from the median rank is judged by its own error
+  // (the larger of its own and the typical one), as before: 20% off is within 25%.
+  r = {rank(10, 1, 120, kUnknownNoise), rank(10, 1, 100, kUnknownNoise),
+       rank(10, 1, 100, kUnknownNoise)};
+  EXPECT_EQ(settled_speeds(r, {}, rule), (std::vector<double>{1.0, 1.0, 1.0}));
+}
+
 TEST(SettledSpeeds, ARankTwiceAsSlowIsSeenSoUnderHeavyNoise) {
   // Each interval's speed is off by up to 30% (a deviation of about 18%): two sigmas of one
   // sample are more than the 33% by which either of two ranks, one twice as fast, lies from
