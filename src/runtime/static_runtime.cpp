@@ -22,7 +22,11 @@ void on_team(int threads, Body&& body) {
 
 }  // namespace
 
-StaticRuntime::StaticRuntime(MPI_Comm parent, RuntimeOptions options) : Mapper(parent, options) {}
+StaticRuntime::StaticRuntime(MPI_Comm parent, RuntimeOptions options) : Mapper(parent, options) {
+  // The team starts with the runtime, as the dynamic runtime's workers do, not in the first
+  // batch of timesteps.
+  on_team(threads(), [](std::size_t) {});
+}
 
 SchedulePolicy StaticRuntime::policy(const StageGraph&, const StageWork&, int) const {
   return {SchedulePolicy::Order::kInteriorFirst, std::size_t(threads())};
