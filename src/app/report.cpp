@@ -22,19 +22,19 @@ namespace miniamr::app {
 
 namespace {
 
-double peak_rss_bytes() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return double(u.ru_maxrss) * 1024.0;  // Linux reports kilobytes
-}
+// What the process used, from one getrusage: its peak resident set, and its system time (the
+// seconds it spent in the kernel, start-up included). System time is mostly page faults, whose
+// cost (zeroing fresh pages, and on a virtual machine the host's faults behind them) lands in
+// the phase that first touches the memory, refinement above all.
+struct ProcessUsage {
+  double peak_rss_bytes = 0, system_seconds = 0;
+};
 
-// System time: seconds the process spent in the kernel, start-up included. Mostly page faults,
-// whose cost (zeroing fresh pages, and on a virtual machine the host's faults behind them)
-// lands in the phase that first touches the memory, refinement above all.
-double system_seconds() {
+ProcessUsage process_usage() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
-  return double(u.ru_stime.tv_sec) + 1e-6 * double(u.ru_stime.tv_usec);
+  return {double(u.ru_maxrss) * 1024.0,  // Linux reports kilobytes
+          double(u.ru_stime.tv_sec) + 1e-6 * double(u.ru_stime.tv_usec)};
 }
 
 // Flops per interior cell update, counted like the reference (adds + one divide).
@@ -154,10 +154,11 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
     r.refine_per_rank = gather(t.get(Phase::kRefine));
     r.balance_per_rank = gather(t.get(Phase::kLoadBalance));
     r.blocks_per_rank = gather(double(sim.domain().leaves.size()));
-    r.peak_rss_per_rank = gather(peak_rss_bytes());
-    const double system = system_seconds();
-    r.system_per_rank = gather(system);
-    r.system_max = comm.max(system);
+    const ProcessUsage usage = process_usage();
+    r.peak_rss_per_rank = gather(usage.peak_rss_bytes);
+    r.peak_rss_max = comm.max(usage.peak_rss_bytes);
+    r.system_per_rank = gather(usage.system_seconds);
+    r.system_max = comm.max(usage.system_seconds);
   }
   r.max_blocks = comm.max(sim.stats().max_blocks_rank);
   r.blocks_mapped_ahead = comm.sum(std::int64_t(sim.domain().spare.mapped_ahead()));
@@ -173,7 +174,6 @@ Report gather_report(const Config& config, const Simulation& sim, runtime::Runti
   r.cell_var_updates = comm.sum(sim.stats().cell_var_updates_rank);
   r.stage_seconds_max =
       comm.max(t.get(Phase::kCompute) + t.get(Phase::kCommunicate) + t.get(Phase::kChecksum));
-  r.peak_rss_max = comm.max(peak_rss_bytes());
   r.field_bytes_max = double(r.max_blocks) * double(sim.domain().shape.doubles() * sizeof(double));
   using Work = runtime::Slowdown::Work;
   const runtime::Slowdown& slow = rt.slowdown();

@@ -25,9 +25,7 @@ sfc::Partition exchange_partition(const Domain& domain, const sfc::CurveSpace& s
   }
   // Every rank decides alike, from the root grid and the deepest level.
   if (sfc::Partition::coarse_fits(sfc::root_bits(domain.grid), deepest)) {
-    const std::uint64_t coarse = mine == sfc::Partition::kNoLeaf
-                                     ? sfc::Partition::kNoCoarseLeaf
-                                     : std::uint64_t(mine >> sfc::Partition::coarse_shift(deepest));
+    const std::uint64_t coarse = sfc::Partition::coarse_first(mine, deepest);
     std::vector<std::uint64_t> firsts(std::size_t(comm.size()));
     comm.allgather_bytes(&coarse, sizeof coarse, firsts.data());
     return sfc::Partition::from_coarse_firsts(space, deepest, std::move(firsts));

@@ -8,10 +8,8 @@
 namespace miniamr::sfc {
 
 namespace {
-__extension__ typedef __int128 i128;
-}  // namespace
 
-namespace {
+__extension__ typedef __int128 i128;
 
 // Walk backwards so an empty rank takes the first position of the next non-empty one; trailing
 // empty ranks take a position past the end of the curve (the no-leaf mark itself).

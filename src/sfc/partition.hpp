@@ -33,6 +33,10 @@ class Partition {
   static constexpr std::uint64_t kNoCoarseLeaf = ~std::uint64_t(0);
   static bool coarse_fits(int root_bits, int deepest) { return 3 * (root_bits + deepest) < 64; }
   static int coarse_shift(int deepest) { return 3 * (octree::kMaxLevel - deepest); }
+  // A rank's first position (or kNoLeaf) as from_coarse_firsts takes it.
+  static std::uint64_t coarse_first(Position first, int deepest) {
+    return first == kNoLeaf ? kNoCoarseLeaf : std::uint64_t(first >> coarse_shift(deepest));
+  }
   static Partition from_coarse_firsts(const CurveSpace& space, int deepest,
                                       std::vector<std::uint64_t> firsts);
 

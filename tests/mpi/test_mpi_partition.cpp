@@ -37,9 +37,7 @@ TEST(Partition, OwnerWithEmptyRanks) {
       // The same first positions in 8 bytes (no leaf deeper than 3): the same answers.
       std::vector<std::uint64_t> coarse_firsts;
       for (const sfc::Position f : firsts)
-        coarse_firsts.push_back(f == sfc::Partition::kNoLeaf
-                                    ? sfc::Partition::kNoCoarseLeaf
-                                    : std::uint64_t(f >> sfc::Partition::coarse_shift(3)));
+        coarse_firsts.push_back(sfc::Partition::coarse_first(f, 3));
       const sfc::Partition coarse = sfc::Partition::from_coarse_firsts(space, 3, coarse_firsts);
       ASSERT_TRUE(coarse.coarse() && !part.coarse()) << what;
       ASSERT_EQ(coarse.ranks(), P) << what;
