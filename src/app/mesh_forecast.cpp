@@ -4,23 +4,11 @@
 
 #include "app/objects.hpp"
 #include "octree/key.hpp"
+#include "octree/refine.hpp"
 
 namespace miniamr::app {
 
 namespace {
-
-// Leaves under `key`, refined where the objects mark; stops (returning 1) once the budget is
-// spent.
-std::int64_t leaves_under(const Config& c, std::span<const Object> objects,
-                          const octree::RootGrid& grid, const octree::Key& key,
-                          std::int64_t& budget) {
-  if (key.level >= c.num_refine || budget <= 0) return 1;
-  --budget;
-  if (object_mark(objects, key, grid, c.num_refine, c.block_cells(), c.refine_ghost) != 1) return 1;
-  std::int64_t n = 0;
-  for (int o = 0; o < 8; ++o) n += leaves_under(c, objects, grid, octree::child(key, o), budget);
-  return n;
-}
 
 // Whether refinement follows timestep ts (as the driver decides it).
 bool refines_at(const Config& c, int ts) {
@@ -32,11 +20,19 @@ bool refines_at(const Config& c, int ts) {
 std::int64_t model_leaves(const Config& config, std::span<const Object> objects,
                           std::int64_t& budget) {
   const octree::RootGrid grid{config.root_blocks()};
+  // Each mark tested spends one of the budget; once it is spent no leaf refines.
+  const auto wanted = [&](const octree::Key& key) {
+    if (budget <= 0) return 0;
+    --budget;
+    return object_mark(objects, key, grid, config.num_refine, config.block_cells(),
+                       config.refine_ghost);
+  };
   std::int64_t n = 0;
   for (int k = 0; k < grid.n[2]; ++k)
     for (int j = 0; j < grid.n[1]; ++j)
       for (int i = 0; i < grid.n[0]; ++i)
-        n += leaves_under(config, objects, grid, octree::root_key(i, j, k), budget);
+        n += octree::leaves_after(octree::root_key(i, j, k), config.num_refine, config.num_refine,
+                                  wanted);
   return budget > 0 ? n : 0;
 }
 

@@ -240,7 +240,7 @@ void Simulation::apply_plan(const octree::AdaptPlan& plan, std::int64_t peak) {
   adapting.settle(least[0]);
 }
 
-std::optional<Simulation::StepTotals> Simulation::refine_iteration() {
+std::optional<Simulation::StepTotals> Simulation::refine_iteration(int iterations_left) {
   const int R = config_.num_refine;
   const auto cells = config_.block_cells();
   std::function<int(const octree::Key&)> wanted;
@@ -292,7 +292,7 @@ std::optional<Simulation::StepTotals> Simulation::refine_iteration() {
   // which are the step's totals when nothing changes (the iteration that ends the step).
   const bool cuts = cut_shares_.has_value() && config_.lb_opt >= 1;
   const std::vector<std::int64_t> adapted =
-      cuts ? adapted_weights(plan) : std::vector<std::int64_t>{};
+      cuts ? adapted_weights(plan, iterations_left, wanted) : std::vector<std::int64_t>{};
   enum : std::size_t { kSplits, kMerges, kLeaves, kWeight, kLevels };
   const std::size_t levels = std::size_t(R) + 1;
   std::vector<std::int64_t> mine{plan.splits, plan.merges, std::int64_t(plan.keys.size()),
@@ -335,14 +335,26 @@ std::optional<Simulation::StepTotals> Simulation::refine_iteration() {
   return std::nullopt;
 }
 
-std::vector<std::int64_t> Simulation::adapted_weights(const octree::AdaptPlan& plan) const {
+std::vector<std::int64_t> Simulation::adapted_weights(
+    const octree::AdaptPlan& plan, int iterations_left,
+    const std::function<int(const octree::Key&)>& wanted) const {
   // A new leaf weighs what the leaf it comes from weighs (a child its parent: the cost record is
-  // copied), a merged parent the mean of its children.
+  // copied), a merged parent the mean of its children. A child that the iterations left will
+  // split again weighs as the leaves it becomes: cut by the next leaves alone, each iteration of
+  // a step would shift the ranks' ranges along the curve towards where the mesh grows, and most
+  // ranks would move blocks at every iteration rather than once. (A kept leaf that the marks
+  // would split was split: a mark only rises in the closure.) The last iteration that changes
+  // the mesh has no split to come, so its cut is still the one the balance after it would make.
   const std::vector<std::int64_t> w = cut_weights();
   std::vector<std::int64_t> adapted(plan.keys.size());
   for (std::size_t j = 0; j < plan.keys.size(); ++j) {
     const octree::Origin& o = plan.origin[j];
-    if (o.kind != octree::Origin::kMerged) {
+    if (o.kind == octree::Origin::kSplit) {
+      adapted[j] = w[o.old_index] *
+                   octree::leaves_after(plan.keys[j], iterations_left, config_.num_refine, wanted);
+      continue;
+    }
+    if (o.kind == octree::Origin::kKept) {
       adapted[j] = w[o.old_index];
       continue;
     }
@@ -404,7 +416,7 @@ void Simulation::refine_step(int ts, int iterations) {
     // iteration changes nothing, the remaining ones cannot either.
     std::optional<StepTotals> totals;
     for (int it = 0; it < iterations && !totals; ++it) {
-      totals = refine_iteration();
+      totals = refine_iteration(iterations - it - 1);
       if (!totals && config_.lb_opt == 2) maybe_rebalance(/*report=*/false);
     }
     // A step that ended on an unchanged mesh has its totals from that iteration's tally; one

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -61,10 +62,10 @@ class Simulation {
     sfc::LoadSpread spread;
     std::array<std::int64_t, 3> counts{0, 0, 0};
   };
-  // One iteration of a refinement step: marks, closure, plan, cut and adaptation. Returns the
-  // step's totals when the iteration changed nothing (the step is over; they came with its
-  // tally), else nothing.
-  std::optional<StepTotals> refine_iteration();
+  // One iteration of a refinement step: marks, closure, plan, cut and adaptation, with at most
+  // `iterations_left` more to follow. Returns the step's totals when the iteration changed
+  // nothing (the step is over; they came with its tally), else nothing.
+  std::optional<StepTotals> refine_iteration(int iterations_left);
   // Adapts the local blocks to `plan` (collective). `peak` is this rank's most blocks while it
   // does: a rank over --max_blocks or its memory stops every rank before any allocates.
   void apply_plan(const octree::AdaptPlan& plan, std::int64_t peak);
@@ -81,9 +82,12 @@ class Simulation {
   // Cuts the current leaves into cut_shares_ when the counts call for it.
   // `known`: the spread of the ranks' blocks as they are, if already reduced.
   void maybe_rebalance(bool report, std::optional<sfc::LoadSpread> known = std::nullopt);
-  // Collective. Balances the old leaves by what `plan` makes of them, moving `marks` along;
-  // The cut's weight of each leaf of `plan` (cut_weights carried to the adapted leaves).
-  std::vector<std::int64_t> adapted_weights(const octree::AdaptPlan& plan) const;
+  // The cut's weight of each leaf of `plan`: cut_weights carried to the adapted leaves, a leaf
+  // that `iterations_left` more iterations will split (where `wanted` refines: the marks alone)
+  // weighing as the leaves it becomes (octree::leaves_after).
+  std::vector<std::int64_t> adapted_weights(
+      const octree::AdaptPlan& plan, int iterations_left,
+      const std::function<int(const octree::Key&)>& wanted) const;
   // What balance_before_adapt did: nothing (the mesh needs no cut), a cut that moved no block,
   // or one that moved blocks (the plan must then be made again from the new leaves).
   enum class CutBeforeAdapt { kNone, kHeld, kMoved };

@@ -144,4 +144,12 @@ AdaptPlan plan_adapt(const LeafSet& leaves, std::span<const std::int8_t> marks) 
   return plan;
 }
 
+std::int64_t leaves_after(const Key& key, int iterations, int deepest,
+                          const std::function<int(const Key&)>& wanted) {
+  if (iterations <= 0 || key.level >= deepest || wanted(key) < kRefine) return 1;  // as clamped
+  std::int64_t n = 0;
+  for (int o = 0; o < 8; ++o) n += leaves_after(child(key, o), iterations - 1, deepest, wanted);
+  return n;
+}
+
 }  // namespace miniamr::octree

@@ -119,4 +119,11 @@ struct AdaptPlan {
 // Splits every leaf marked refine and merges every family whose 8 leaves are marked coarsen.
 AdaptPlan plan_adapt(const LeafSet& leaves, std::span<const std::int8_t> marks);
 
+// The leaves `key` becomes in `iterations` more refinement iterations that split every leaf
+// above level `deepest` for which `wanted` says 1 (refine), and nothing else: 1 when it stays.
+// The marks alone make this refinement (the closure only raises a mark), so the leaves that
+// follow from `key` are at least these; the closure may add more, and merges take some away.
+std::int64_t leaves_after(const Key& key, int iterations, int deepest,
+                          const std::function<int(const Key&)>& wanted);
+
 }  // namespace miniamr::octree

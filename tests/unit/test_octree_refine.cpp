@@ -357,3 +357,45 @@ TEST(Adapt, SplitProducesChildrenInCurveOrderWithOrigins) {
   EXPECT_EQ(plan.origin[8].kind, Origin::kKept);
   EXPECT_EQ(plan.origin[8].old_index, 1u);
 }
+
+// What a refinement step's cut weighs a leaf by: the leaves the marks alone make of it.
+TEST(LeavesAfter, CountsTheLeavesTheMarksMakeWithinTheIterationsAndLevels) {
+  const Key root = root_key(0, 0, 0);
+  const auto everywhere = [](const Key&) { return 1; };
+  EXPECT_EQ(leaves_after(root, 0, 4, everywhere), 1);
+  EXPECT_EQ(leaves_after(root, 2, 4, everywhere), 64);
+  EXPECT_EQ(leaves_after(root, 3, 2, everywhere), 64);  // no deeper than level 2
+  EXPECT_EQ(leaves_after(child(root, 3), 3, 2, everywhere), 8);
+  // Refining only along a path of first octants: each level adds 7 leaves.
+  const auto corner = [](const Key& k) {
+    return k.x[0] == 0 && k.x[1] == 0 && k.x[2] == 0 ? 1 : -1;
+  };
+  EXPECT_EQ(leaves_after(root, 3, 4, corner), 1 + 7 * 3);
+  EXPECT_EQ(leaves_after(child(root, 1), 3, 4, corner), 1);
+}
+
+// The closure only adds to what the marks make: iterating the marks, closure and adaptation
+// makes those leaves where it adds nothing, and more where it does.
+TEST(LeavesAfter, IsWhatIteratedAdaptationMakesWhereTheClosureAddsNothing) {
+  const auto iterate = [](const std::function<int(const Key&)>& wanted, int iterations) {
+    LeafSet leaves(std::vector<Key>{root_key(0, 0, 0), root_key(1, 0, 0)});
+    for (int it = 0; it < iterations; ++it)
+      leaves = LeafSet(plan_adapt(leaves, close(leaves, wanted, 3)).keys);
+    return std::int64_t(leaves.size());
+  };
+  const Key root = root_key(0, 0, 0);
+  const auto everywhere = [](const Key&) { return 1; };
+  EXPECT_EQ(iterate(everywhere, 2), 2 * leaves_after(root, 2, 3, everywhere));
+  // A path of first octants in root 0 stays 2:1 with root 1; a path of second octants (towards
+  // root 1) brings level-3 leaves against it, and the closure refines root 1.
+  for (const int octant : {0, 1}) {
+    const Key path[3] = {root, child(root, octant), child(child(root, octant), octant)};
+    const auto along = [&](const Key& k) { return std::ranges::count(path, k) > 0 ? 1 : -1; };
+    const std::int64_t marked = leaves_after(root, 3, 3, along) + 1;
+    EXPECT_EQ(marked, 2 + 7 * 3);
+    if (octant == 0)
+      EXPECT_EQ(iterate(along, 3), marked);
+    else
+      EXPECT_GT(iterate(along, 3), marked);
+  }
+}
