@@ -58,6 +58,7 @@ void Mesh::rebuild(const Domain& domain, sfc::Partition partition, std::span<int
   Neighbourhood nb = build_neighbourhood(domain, std::move(partition), comm_, least);
   ownership_moved_ = false;
   partition_ = std::move(nb.partition);  // the ghost plan and the mailbox read the keys alone
+  families_split_ = nb.families_split;
   plan_ = build_ghost_plan(domain, nb);
   mailbox_.set_neighbourhood(std::move(nb), domain.grid);  // the last reader: its keys move
   ++generation_;
@@ -221,7 +222,8 @@ Mesh::Runs Mesh::exchange_runs(const Domain& domain) const {
 }
 
 std::optional<std::vector<int>> Mesh::family_targets(const Domain& domain) const {
-  if (comm_.size() == 1) return std::nullopt;
+  // The static runtime's cuts keep families whole: then no rank needs its neighbours' runs.
+  if (comm_.size() == 1 || !families_split_) return std::nullopt;
   const Runs r = exchange_runs(domain);
   // A run moves to the rank where its family starts when every rank in between holds nothing
   // but leaves of that family at the same level (they move there too), so ranges stay in curve
@@ -255,7 +257,7 @@ Mesh::SplitFamilies Mesh::split_families(const Domain& domain) const {
   const std::size_t n = domain.leaves.size();
   const int me = comm_.rank();
   SplitFamilies split{std::vector<std::uint8_t>(n, 0), std::vector<int>(n, me)};
-  if (comm_.size() == 1) return split;
+  if (comm_.size() == 1 || !families_split_) return split;
   const Runs r = exchange_runs(domain);
   // Whether the family of `k` (a leaf of this rank's run, all of whose leaves are of k's level)
   // is 8 leaves over several ranks: from the rank of its first leaf (`home`) to that of its

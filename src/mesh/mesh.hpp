@@ -113,13 +113,14 @@ class Mesh {
   std::int64_t gather_families(Domain& domain);
   // Collective. The targets of gather_families (one per local block; empty on a rank without
   // blocks), or nullopt on every rank when no rank moves a block: for a caller that accounts
-  // the move apart from the check.
+  // the move apart from the check. Local when the last rebuild found no family split between
+  // ranks (Neighbourhood::families_split).
   std::optional<std::vector<int>> family_targets(const Domain& domain) const;
   // The families of 8 leaves split between ranks, for an adaptation that gathers only those
   // that coarsen (after the closure, which keeps a split family's marks alike): per local leaf,
   // whether its family is one (`complete`, as octree::initial_marks takes it), and the rank of
   // the family's first leaf, where the family comes together (`home`; this rank for the rest).
-  // Collective (point to point with the consensus neighbours).
+  // Collective (point to point with the consensus neighbours), unless no family is split.
   struct SplitFamilies {
     std::vector<std::uint8_t> complete;
     std::vector<int> home;
@@ -141,6 +142,9 @@ class Mesh {
   // The rank whose range of the curve holds k (or the leaf covering k), as of the last
   // changed or adapted: the same answer on every rank.
   int owner(const octree::Key& k) const { return partition_.owner(k); }
+  // Whether the last rebuild found a family that may coarsen split between ranks
+  // (Neighbourhood::families_split): the same on every rank.
+  bool families_split() const { return families_split_; }
   // The bytes a rank's entry takes in the partition's allgather (8 or 16: from_coarse_firsts).
   std::size_t partition_bytes_per_rank() const { return partition_.bytes_per_rank(); }
   CommPartners comm_partners() const;
@@ -177,6 +181,7 @@ class Mesh {
   GhostPlan plan_;
   std::uint64_t generation_ = 0;
   bool ownership_moved_ = true;  // blocks migrated since partition_ was exchanged (or none was)
+  bool families_split_ = true;   // Neighbourhood::families_split of the last rebuild
 };
 
 }  // namespace miniamr::mesh

@@ -1,6 +1,7 @@
 #include "mesh/neighbourhood.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <numeric>
 #include <stdexcept>
@@ -47,6 +48,7 @@ Neighbourhood build_neighbourhood(const Domain& domain, sfc::Partition partition
   nb.partition = std::move(partition);
 
   std::map<int, std::vector<octree::Key>> outgoing;
+  // Returns the first rank that may hold leaves of `region`.
   const auto send_to_owners = [&](const octree::Key& k, const octree::Key& region) {
     const auto [lo, hi] = nb.partition.owners(region);
     for (int r = lo; r <= hi; ++r) {
@@ -54,15 +56,37 @@ Neighbourhood build_neighbourhood(const Domain& domain, sfc::Partition partition
       auto& list = outgoing[r];
       if (list.empty() || !(list.back() == k)) list.push_back(k);  // once per leaf and rank
     }
+    return lo;
   };
-  for (const octree::Key& k : domain.leaves.keys()) {
+  // Whether this rank holds part of a family that begins on an earlier rank and, here, is
+  // leaves of one level (one that may coarsen once it comes together).
+  bool split_family = false;
+  const octree::LeafSet& leaves = domain.leaves;
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    const octree::Key& k = leaves[i];
     for (const octree::Face f : octree::kFaces)
       if (const auto n = octree::face_neighbour(k, f, domain.grid)) send_to_owners(k, *n);
     // The ranks holding the rest of its family too: the refinement consensus tells them when
     // a sibling cannot coarsen.
-    if (k.level > 0) send_to_owners(k, octree::parent(k));
+    if (k.level == 0) continue;
+    const octree::Key family = octree::parent(k);
+    if (send_to_owners(k, family) < comm.rank() && !split_family) {
+      const auto [first, last] = leaves.range_within(family, i);
+      split_family = std::all_of(leaves.keys().begin() + std::ptrdiff_t(first),
+                                 leaves.keys().begin() + std::ptrdiff_t(last),
+                                 [&](const octree::Key& l) { return l.level == k.level; });
+    }
   }
-  const auto parcels = sparse_exchange(comm, outgoing, kGhostKeysTag, least);
+  // Whether any rank has such a family rides on the exchange with the caller's values.
+  if (least.size() >= comm::kMaxLeast)
+    throw std::invalid_argument("build_neighbourhood: too many values ride on the exchange");
+  std::array<int, comm::kMaxLeast> votes{};
+  std::ranges::copy(least, votes.begin());
+  votes[least.size()] = split_family ? 0 : 1;
+  const auto parcels =
+      sparse_exchange(comm, outgoing, kGhostKeysTag, std::span(votes).first(least.size() + 1));
+  std::copy_n(votes.begin(), least.size(), least.begin());
+  nb.families_split = votes[least.size()] == 0;
 
   struct Entry {
     octree::Key key;

@@ -19,6 +19,10 @@ struct Neighbourhood {
   std::vector<int> owner;                // owner rank of all[i]
   std::vector<std::size_t> local_index;  // index into domain.leaves when owner[i] is this rank
   int rank = 0;
+  // Whether a family that may coarsen is split between ranks, as far as each rank sees (the
+  // same on every rank): some rank holds leaves of one level of a family that begins on an
+  // earlier rank, and no others of it. Without one, no family needs gathering.
+  bool families_split = true;
   bool is_local(std::size_t i) const { return owner[i] == rank; }
 };
 
@@ -33,7 +37,8 @@ sfc::Partition exchange_partition(const Domain& domain, const sfc::CurveSpace& s
 Neighbourhood build_neighbourhood(const Domain& domain, const sfc::CurveSpace& space,
                                   const comm::Communicator& comm);
 // The same over a partition already known to be this mesh's (every rank passes the same).
-// `least`: values that ride on the exchange to their least over the ranks (comm::sparse_exchange).
+// `least`: values that ride on the exchange to their least over the ranks (comm::sparse_exchange),
+// at most kMaxLeast - 1 of them (families_split takes the last).
 Neighbourhood build_neighbourhood(const Domain& domain, sfc::Partition partition,
                                   const comm::Communicator& comm, std::span<int> least = {});
 

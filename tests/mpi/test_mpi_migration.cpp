@@ -276,6 +276,33 @@ TEST(GatherFamilies, CompleteFamilySplitOverRanksEndsWhole) {
   }
 }
 
+// Whether a family is split between ranks rides on the neighbourhood's exchange, and a mesh
+// whose families are each on one rank needs no gathering (no exchange of runs, no vote). Two
+// roots refined once: 16 leaves of level 1, every cut of them into P ranges.
+TEST(GatherFamilies, EveryRankKnowsWhetherAFamilyIsSplit) {
+  const int P = world_size();
+  const RootGrid grid{{2, 1, 1}};
+  const std::vector<Key> keys = refine_all(octree::root_leaves(grid), grid);
+  for (const sfc::Curve curve : kCurves) {
+    const auto space = space_of(curve, grid);
+    for (const auto& b : distributions(keys.size(), P, 60, 3)) {
+      const std::vector<int> targets = targets_from_bounds(keys, space, b);
+      bool split = false;
+      for (std::size_t i = 0; i < keys.size(); ++i)
+        for (std::size_t j = 0; j < keys.size(); ++j)
+          split = split ||
+                  (octree::parent(keys[i]) == octree::parent(keys[j]) && targets[i] != targets[j]);
+      Domain d = make_domain(grid, BlockShape{2, 2, 2, 1}, share(keys, targets, world_rank()));
+      runtime::StaticRuntime rt(MPI_COMM_WORLD, options(curve));
+      rt.mesh().changed(d);
+      const std::string what = curve_name(curve) + " " + bounds_text(b);
+      EXPECT_EQ(rt.mesh().families_split(), split) << what;
+      EXPECT_EQ(world_sum(rt.mesh().gather_families(d)) > 0, split) << what;
+      EXPECT_FALSE(rt.mesh().families_split()) << what << " (gathered)";
+    }
+  }
+}
+
 TEST(GatherFamilies, RefinedSiblingKeepsCurveOrder) {
   const int P = world_size();
   const RootGrid grid{{2, 1, 1}};
