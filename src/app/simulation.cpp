@@ -313,16 +313,14 @@ std::optional<Simulation::StepTotals> Simulation::refine_iteration(int iteration
     return totals;
   }
   // The balance leaves the plans to the adaptation, so it runs only when one follows.
-  {
-    const sfc::LoadSpread leaves{counts.total[kLeaves], counts.min[kLeaves], counts.max[kLeaves],
-                                 runtime_.comm().size()};
-    const CutBeforeAdapt cut =
-        cuts ? balance_before_adapt(plan, adapted, leaves,
-                                    {counts.before[kWeight], counts.total[kWeight]}, marks)
-             : CutBeforeAdapt::kNone;
-    adapted_mesh_cut_ = cut != CutBeforeAdapt::kNone;
-    if (cut == CutBeforeAdapt::kMoved) plan = octree::plan_adapt(domain_.leaves, marks);
-  }
+  const sfc::LoadSpread adapted_leaves{counts.total[kLeaves], counts.min[kLeaves],
+                                       counts.max[kLeaves], runtime_.comm().size()};
+  const CutBeforeAdapt cut =
+      cuts ? balance_before_adapt(plan, adapted, adapted_leaves,
+                                  {counts.before[kWeight], counts.total[kWeight]}, marks)
+           : CutBeforeAdapt::kNone;
+  adapted_mesh_cut_ = cut != CutBeforeAdapt::kNone;
+  if (cut == CutBeforeAdapt::kMoved) plan = octree::plan_adapt(domain_.leaves, marks);
 
   // Merges come before splits, and a parent is released after its eighth child is made, so the
   // peak is at most the old blocks plus 7 per split plus the parent being split.
