@@ -415,41 +415,39 @@ def text_table(stats):
                      f"{cell('comp_median')} {cell('comm_median')} {cell('checksum_median')} "
                      f"{cell('ref_median')} {cell('lb_median')} {cell('system_median')} "
                      + (f"{steps:9.1f}" if steps is not None else "        -"))
-    against_static = [s for s in stats if s.get("paired_ratio_to_static") is not None]
-    if against_static:
-        lines.append("")
-        lines.append("against the static run of the same repetition, median (min..max):")
-    for s in against_static:
-        lines.append(f"{s['point']:8s} {s['variant'][:28]:28s} "
-                     f"wall {s['paired_ratio_to_static']:.3f} "
-                     f"({s['paired_static_min']:.3f}..{s['paired_static_max']:.3f}), "
-                     + (f"time loop {s['loop_ratio_to_static']:.3f} "
-                        f"({s['loop_static_min']:.3f}..{s['loop_static_max']:.3f}), "
-                        if s.get("loop_ratio_to_static") is not None else "")
-                     + (f"less refinement {s['steps_ratio_to_static']:.3f} "
-                        f"({s['steps_static_min']:.3f}..{s['steps_static_max']:.3f}), "
-                        if s.get("steps_ratio_to_static") is not None else "")
-                     + f"{s['static_pairs']} pair(s)")
-    bounded = [s for s in stats if s.get("balance_bound_median") is not None]
-    if bounded:
-        lines.append("")
-        lines.append("the static runs' compute balanced perfectly over their ranks' measured "
-                     "speeds, against their busiest rank's (the least a balancer can reach: 1 "
-                     "on ranks of one speed), median (min..max):")
-    for s in bounded:
-        lines.append(f"{s['point']:8s} {s['variant'][:28]:28s} "
-                     f"{s['balance_bound_median']:.3f} ({s['balance_bound_min']:.3f}.."
-                     f"{s['balance_bound_max']:.3f})")
-    paired = [s for s in stats if s.get("paired_ratio_to_reference") is not None]
-    if paired:
-        lines.append("")
-        lines.append("against the reference run of the same repetition, median (min..max):")
-    for s in paired:
-        line = (f"{s['point']:8s} {s['variant'][:28]:28s} "
-                f"wall {s['paired_ratio_to_reference']:.3f} "
-                f"({s['paired_ratio_min']:.3f}..{s['paired_ratio_max']:.3f})")
-        if s.get("refine_ratio_to_reference") is not None:
-            line += (f", refinement (T_ref + T_lb) {s['refine_ratio_to_reference']:.3f} "
-                     f"({s['refine_ratio_min']:.3f}..{s['refine_ratio_max']:.3f})")
-        lines.append(line + f", {s['pairs']} pair(s)")
+    def section(key, heading, cells):
+        """A heading, then one line for each summary with `key`: its point, variant, cells."""
+        rows = [s for s in stats if s.get(key) is not None]
+        if rows:
+            lines.extend(["", heading])
+        for s in rows:
+            lines.append(f"{s['point']:8s} {s['variant'][:28]:28s} " + cells(s))
+
+    def spread(s, median, low, high):
+        return f"{s[median]:.3f} ({s[low]:.3f}..{s[high]:.3f})"
+
+    def optional(s, label, median, low, high):
+        return f"{label} {spread(s, median, low, high)}, " if s.get(median) is not None else ""
+
+    section("paired_ratio_to_static",
+            "against the static run of the same repetition, median (min..max):",
+            lambda s: "wall " + spread(s, "paired_ratio_to_static", "paired_static_min",
+                                       "paired_static_max") + ", "
+            + optional(s, "time loop", "loop_ratio_to_static", "loop_static_min",
+                       "loop_static_max")
+            + optional(s, "less refinement", "steps_ratio_to_static", "steps_static_min",
+                       "steps_static_max")
+            + f"{s['static_pairs']} pair(s)")
+    section("balance_bound_median",
+            "the static runs' compute balanced perfectly over their ranks' measured speeds, "
+            "against their busiest rank's (the least a balancer can reach: 1 on ranks of one "
+            "speed), median (min..max):",
+            lambda s: spread(s, "balance_bound_median", "balance_bound_min", "balance_bound_max"))
+    section("paired_ratio_to_reference",
+            "against the reference run of the same repetition, median (min..max):",
+            lambda s: "wall " + spread(s, "paired_ratio_to_reference", "paired_ratio_min",
+                                       "paired_ratio_max") + ", "
+            + optional(s, "refinement (T_ref + T_lb)", "refine_ratio_to_reference",
+                       "refine_ratio_min", "refine_ratio_max")
+            + f"{s['pairs']} pair(s)")
     return "\n".join(lines)
