@@ -222,7 +222,8 @@ Mesh::Runs Mesh::exchange_runs(const Domain& domain) const {
 }
 
 std::optional<std::vector<int>> Mesh::family_targets(const Domain& domain) const {
-  // The static runtime's cuts keep families whole: then no rank needs its neighbours' runs.
+  // Where no family that may coarsen is split between ranks (the static runtime's cuts keep
+  // the families whole on a rank together), no rank needs its neighbours' runs.
   if (comm_.size() == 1 || !families_split_) return std::nullopt;
   const Runs r = exchange_runs(domain);
   // A run moves to the rank where its family starts when every rank in between holds nothing
