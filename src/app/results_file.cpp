@@ -340,6 +340,7 @@ void write_mesh(Writer& w, const Report& r) {
     w.kv(key("refine_traffic.collectives"), t.collectives);
     w.kv(key("refine_traffic.closure_rounds"), t.closure_rounds);
     w.kv(key("refine_traffic.messages_max"), t.messages);
+    w.kv(key("refine_traffic.blocks_moved"), t.blocks_moved);
   });
 }
 

@@ -31,11 +31,12 @@ struct RunStats {
   };
   std::vector<MeshSnapshot> mesh_history;
   // What each refinement step run by this process asked of MPI (the balancing after it
-  // included): global collectives (the same count on every rank), closure rounds, and the
-  // point-to-point messages this rank sent (the report takes the most of any rank).
+  // included): global collectives (the same count on every rank), closure rounds, the
+  // point-to-point messages this rank sent (the report takes the most of any rank), and the
+  // blocks all ranks migrated (families gathered, cuts before splitting, the balance after).
   struct StepTraffic {
     int timestep = 0;
-    std::int64_t collectives = 0, closure_rounds = 0, messages = 0;
+    std::int64_t collectives = 0, closure_rounds = 0, messages = 0, blocks_moved = 0;
   };
   std::vector<StepTraffic> refine_traffic;
   std::int64_t cell_var_updates_rank = 0;  // interior cell-variable stencil updates on this rank

@@ -392,6 +392,7 @@ Simulation::CutBeforeAdapt Simulation::balance_before_adapt(const octree::AdaptP
 void Simulation::refine_step(int ts, int iterations) {
   const double t0 = trace_ != nullptr ? trace_->now_us() : 0.0;
   const std::int64_t moved_before = stats_.blocks_moved_lb;
+  const std::int64_t gathered_before = stats_.blocks_moved_coarsen;
   const comm::Communicator::Traffic traffic_before = runtime_.comm().traffic();
   const std::int64_t rounds_before = stats_.closure_rounds;
   std::vector<std::int64_t> per_level;
@@ -452,8 +453,11 @@ void Simulation::refine_step(int ts, int iterations) {
   if (config_.lb_opt >= 1 && !cut) maybe_rebalance(/*report=*/true, spread);
   if (balancer_) balancer_->refinement_moved(ts, stats_.blocks_moved_lb - moved_before);
   const auto traffic = runtime_.comm().traffic() - traffic_before;
+  // Global counts, summed at the step's end and by the balance after it: every rank alike.
+  const std::int64_t moved =
+      stats_.blocks_moved_lb - moved_before + stats_.blocks_moved_coarsen - gathered_before;
   stats_.refine_traffic.push_back(
-      {ts, traffic.collectives, stats_.closure_rounds - rounds_before, traffic.messages});
+      {ts, traffic.collectives, stats_.closure_rounds - rounds_before, traffic.messages, moved});
   print_comm_partners();
   expect_storage(ts);
 }

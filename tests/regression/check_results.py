@@ -5,8 +5,8 @@ provenance of the run (the eager limit Open MPI's shared-memory transport was gi
 default, or the one the environment gives) and per-rank figures. Its keys are those of results_keys.txt, in order
 (the list the Python reader takes its names from), for both runtimes; and the end report says
 what ran: the static runtime's curve cut, the dynamic balancer's strategy, decisions and blocks
-migrated, as results.yaml counts them; and partition_bytes_per_rank says whether the partition
-travelled in 8 bytes a rank or 16.
+migrated, as results.yaml counts them; partition_bytes_per_rank says whether the partition
+travelled in 8 bytes a rank or 16; and refine_traffic's blocks moved add up to the run's.
 
   check_results.py --miniamr BIN --deck DECK
 """
@@ -176,6 +176,14 @@ def main():
                                 f"of per_rank.system_s {system}, each >= 0")
             if sum(per_rank.get("blocks", [])) != d.get("final_blocks"):
                 problems.append("per_rank.blocks does not add up to final_blocks")
+            # The blocks each refinement step migrated add up to the run's (the dynamic
+            # balancer's decisions between steps move more).
+            stepped = [t.get("blocks_moved", -1) for t in d.get("refine_traffic", [])]
+            moved = d.get("blocks_moved_lb", 0) + d.get("blocks_moved_coarsen", 0)
+            if min(stepped, default=-1) < 0 or sum(stepped) > moved or \
+                    (name != "dynamic" and sum(stepped) != moved) or moved == 0:
+                problems.append(f"refine_traffic's blocks_moved {stepped} against "
+                                f"blocks_moved_lb + blocks_moved_coarsen {moved} (> 0)")
             if problems:
                 failures.append(f"{name}: {'; '.join(problems)}")
         if "yaml" in docs and "json" in docs:
