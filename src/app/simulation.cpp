@@ -451,13 +451,13 @@ void Simulation::refine_step(int ts, int iterations) {
   // give the same cut): checking that would cost three collectives.
   const bool cut = adapted_mesh_cut_ && weights_survive_adaptation();
   if (config_.lb_opt >= 1 && !cut) maybe_rebalance(/*report=*/true, spread);
-  if (balancer_) balancer_->refinement_moved(ts, stats_.blocks_moved_lb - moved_before);
-  const auto traffic = runtime_.comm().traffic() - traffic_before;
   // Global counts, summed at the step's end and by the balance after it: every rank alike.
-  const std::int64_t moved =
-      stats_.blocks_moved_lb - moved_before + stats_.blocks_moved_coarsen - gathered_before;
-  stats_.refine_traffic.push_back(
-      {ts, traffic.collectives, stats_.closure_rounds - rounds_before, traffic.messages, moved});
+  const std::int64_t cut_moved = stats_.blocks_moved_lb - moved_before;
+  if (balancer_) balancer_->refinement_moved(ts, cut_moved);
+  const auto traffic = runtime_.comm().traffic() - traffic_before;
+  stats_.refine_traffic.push_back({ts, traffic.collectives, stats_.closure_rounds - rounds_before,
+                                   traffic.messages,
+                                   cut_moved + stats_.blocks_moved_coarsen - gathered_before});
   print_comm_partners();
   expect_storage(ts);
 }

@@ -1,7 +1,6 @@
 #include "mesh/neighbourhood.hpp"
 
 #include <algorithm>
-#include <array>
 #include <map>
 #include <numeric>
 #include <stdexcept>
@@ -77,16 +76,13 @@ Neighbourhood build_neighbourhood(const Domain& domain, sfc::Partition partition
                                  [&](const octree::Key& l) { return l.level == k.level; });
     }
   }
-  // Whether any rank has such a family rides on the exchange with the caller's values.
-  if (least.size() >= comm::kMaxLeast)
-    throw std::invalid_argument("build_neighbourhood: too many values ride on the exchange");
-  std::array<int, comm::kMaxLeast> votes{};
-  std::ranges::copy(least, votes.begin());
-  votes[least.size()] = split_family ? 0 : 1;
-  const auto parcels =
-      sparse_exchange(comm, outgoing, kGhostKeysTag, std::span(votes).first(least.size() + 1));
+  // Whether any rank has such a family rides on the exchange after the caller's values (the
+  // exchange checks that they are few enough).
+  std::vector<int> votes(least.begin(), least.end());
+  votes.push_back(split_family ? 0 : 1);
+  const auto parcels = sparse_exchange(comm, outgoing, kGhostKeysTag, votes);
   std::copy_n(votes.begin(), least.size(), least.begin());
-  nb.families_split = votes[least.size()] == 0;
+  nb.families_split = votes.back() == 0;
 
   struct Entry {
     octree::Key key;
