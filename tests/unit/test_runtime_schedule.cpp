@@ -89,15 +89,27 @@ TEST(Schedule, UnitsCutEachPartOfTheOrder) {
       EXPECT_EQ(s.unit_begin.front(), 0u);
       EXPECT_EQ(s.unit_begin.back(), blocks);
       for (std::size_t u = 0; u < s.units(); ++u) {
-        EXPECT_LE(s.unit_begin[u], s.unit_begin[u + 1]);
-        // Equal shares of the part, give or take a block.
+        // Equal shares of the part, give or take a block, and no unit without one.
         const std::size_t part = u < s.second_part ? split : blocks - split;
+        EXPECT_GE(s.blocks_in(u), 1u);
         EXPECT_LE(s.blocks_in(u), part / policy.units_per_part + 1);
         for (std::size_t p = s.unit_begin[u]; p < s.unit_begin[u + 1]; ++p)
           EXPECT_EQ(s.unit_of[s.order[p]], u);
       }
-      EXPECT_EQ(s.units(), 2 * policy.units_per_part);
+      // As many units as asked for in each part, or one a block in a part with fewer.
+      EXPECT_EQ(s.units(), std::min(split, policy.units_per_part) +
+                               std::min(blocks - split, policy.units_per_part));
     }
+}
+
+TEST(Schedule, ARankWithoutBlocksHasOneEmptyUnit) {
+  const miniamr::stencil::BlockShape shape{2, 2, 2, 1};
+  for (const SchedulePolicy& policy : policies()) {
+    const Schedule s =
+        build_schedule(build_stage_graph(GhostPlan{}, shape, 0, false), shape, policy);
+    ASSERT_EQ(s.units(), 1u);
+    EXPECT_EQ(s.blocks_in(0), 0u);
+  }
 }
 
 TEST(Schedule, EveryOnRankFaceOnceBeforeItsSenderChanges) {
