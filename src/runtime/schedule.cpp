@@ -33,11 +33,9 @@ void cut_units(const StageGraph& graph, const SchedulePolicy& policy, Schedule& 
       if ((graph.needs_remote[b] != 0) == remote) s.order.push_back(b);
     const std::size_t n = s.order.size() - first;
     if (part == 1) s.second_part = s.unit_begin.size() - 1;
-    // No unit without a block (each would still be a task per variable group and step: on one
-    // rank, which has no remote blocks, half the tasks of a dynamic schedule with two workers),
-    // but one unit on a rank without blocks, whose sweeps say when a stage's sums are complete.
-    std::size_t units = std::min(n, std::max<std::size_t>(1, policy.units_per_part));
-    if (part == 1 && units == 0 && s.unit_begin.size() == 1) units = 1;
+    // No unit without a block: each would still be a task per variable group and step (on one
+    // rank, which has no remote blocks, half the tasks of a dynamic schedule with two workers).
+    const std::size_t units = std::min(n, std::max<std::size_t>(1, policy.units_per_part));
     for (std::size_t k = 1; k <= units; ++k) s.unit_begin.push_back(first + n * k / units);
   }
   s.unit_of.resize(graph.blocks);

@@ -92,7 +92,7 @@ struct SchedulePolicy {
   Order order = Order::kInteriorFirst;
   // Each of the two parts of the order (the blocks that need a message, the others) is cut
   // into this many units of equal block counts (into one unit a block when the part has fewer
-  // blocks, none when it has none; a rank without blocks has one empty unit).
+  // blocks, none when it has none).
   std::size_t units_per_part = 1;
   bool operator==(const SchedulePolicy&) const = default;
 };

@@ -156,9 +156,13 @@ ChunkRun::ChunkRun(Setup setup, Lanes lanes, bool last_chunk)
   if (x_.compact != nullptr) compact_.emplace(x_.domain, x_.kernels, *x_.compact, *x_.ghost_layers);
   // Priced kernels read and pack no face.
   if (!x_.kernels.modelled()) x_.buffers.fit(s_, std::size_t(lanes_.chunk.count()));
+  // A stage's sums are complete once every unit has swept it; on a rank without blocks (no
+  // units), at once.
   sweeps_left_ = std::make_unique<std::atomic<int>[]>(lanes_.stages);
-  for (std::size_t st = 0; st < lanes_.stages; ++st)
+  for (std::size_t st = 0; st < lanes_.stages; ++st) {
     sweeps_left_[st].store(int(s_.units() * lanes_.groups.size()), std::memory_order_relaxed);
+    if (last_chunk_ && s_.units() == 0) sums_.stage_done(st);
+  }
 }
 
 void ChunkRun::begin(MPI_Comm comm, bool blocking_send) {
