@@ -25,10 +25,6 @@ class DynamicRuntime final : public Mapper {
   ~DynamicRuntime() override;
   std::string name() const override { return "dynamic"; }
 
-  // Units per worker in each part of the order (with one worker: one unit per part, as the
-  // static mapper has).
-  static constexpr std::size_t kUnitsPerWorker = 2;
-
  private:
   SchedulePolicy policy(const StageGraph& graph, const StageWork& first, int chunk) const override;
   void run_chunk(ChunkRun& run) override;

@@ -473,11 +473,10 @@ std::size_t units_for(const runtime::Schedule& s, std::size_t per_part) {
   return std::min(first, per_part) + std::min(blocks - first, per_part);
 }
 
-// The dynamic mapper cuts each part of its order into one unit with one worker and into
-// DynamicRuntime::kUnitsPerWorker units per worker with more: faces between units go through the
-// kit's local face buffers, faces within a unit are read in place or deferred, and the bits stay
-// those of one rank, on one worker and on two.
-TEST(DynamicUnits, OnePerPartOrSeveralPerWorkerWithTheSameBits) {
+// The dynamic mapper cuts each part of its order into one unit per worker: faces between units go
+// through the kit's local face buffers, faces within a unit are read in place or deferred, and the
+// bits stay those of one rank, on one worker and on two.
+TEST(DynamicUnits, OnePerWorkerInEachPartWithTheSameBits) {
   const int me = world_rank();
   const RootGrid grid{{4, 4, 4}};
   const std::vector<Key> keys = refine_all(octree::root_leaves(grid), grid);  // 512 leaves
@@ -498,8 +497,7 @@ TEST(DynamicUnits, OnePerPartOrSeveralPerWorkerWithTheSameBits) {
     const std::string how = std::to_string(threads) + " worker(s)";
     batch_and_compare(rt, d, ref, whole, batch, how);
     const runtime::Schedule& s = *rt.schedule(false);
-    const std::size_t per_part = threads == 1 ? 1 : runtime::DynamicRuntime::kUnitsPerWorker * 2;
-    EXPECT_EQ(s.units(), units_for(s, per_part)) << how;
+    EXPECT_EQ(s.units(), units_for(s, std::size_t(threads))) << how;
     const runtime::ScheduleCounts c = runtime::count_faces(s);
     // Within a unit, same-level faces are read where the values are; between units (several
     // per part with two workers) they are packed.
