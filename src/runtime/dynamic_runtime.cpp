@@ -167,8 +167,9 @@ SchedulePolicy DynamicRuntime::policy(const StageGraph&, const StageWork&, int) 
   const auto T = std::size_t(threads());
   // One unit per worker in each part: every cut between units is a face packed and unpacked,
   // read from another core's cache when the units run on two; two units per worker were 5%
-  // slower on one rank with two workers.
-  return {SchedulePolicy::Order::kProducersFirst, T};
+  // slower on one rank with two workers. Units of equal measured cost: a worker with a heavier
+  // unit keeps the others waiting for its faces at every stage.
+  return {SchedulePolicy::Order::kProducersFirst, T, T > 1};
 }
 
 void DynamicRuntime::run_chunk(ChunkRun& run) {

@@ -173,8 +173,10 @@ std::vector<std::vector<double>> Mapper::run_uniform(mesh::Domain& domain,
   const int chunk = chunk_vars(domain, first);  // collective
   const SchedulePolicy wanted = policy(g, first, chunk);
   auto& cached = schedules_[edges ? 1 : 0];
-  if (!cached || !(cached->policy == wanted)) {
-    cached.emplace(Cached{wanted, build_schedule(g, domain.shape, wanted)});
+  if (!cached || !(cached->policy == wanted) || cached->recut) {
+    const std::span<const double> weights =
+        wanted.by_cost ? measured_costs(domain) : std::span<const double>();
+    cached.emplace(Cached{wanted, build_schedule(g, domain.shape, wanted, weights)});
     if (!edges) ghost_layers_.number(cached->schedule.reads);
   }
   const auto T = std::size_t(threads());
@@ -198,6 +200,13 @@ std::vector<std::vector<double>> Mapper::run_uniform(mesh::Domain& domain,
   for (const double b : meter_.busy) busy += b;
   for (const double b : meter_.block_seconds) steps += b;
   const double compute = busy / double(T) + copies;
+  // Units cut at equal block counts (or by costs measured on other units) can keep one worker
+  // busier than the others, which then wait for it at every stage: the next batch cuts them again
+  // by their blocks' measured costs when their times differ by more than noise moves (a new cut
+  // moves blocks, and their data, between the workers' caches).
+  if (wanted.by_cost)
+    cached->recut =
+        units_uneven(cached->schedule, meter_.block_seconds, kRecutImbalance * steps / double(T));
   const double wall = seconds_since(wall0);
   timers_.add(Phase::kCompute, compute);
   timers_.add_steps(steps / double(T));
@@ -212,6 +221,14 @@ std::vector<std::vector<double>> Mapper::run_uniform(mesh::Domain& domain,
     block_seconds_ = block_seconds_ == 0 ? per_block : 0.5 * block_seconds_ + 0.5 * per_block;
   }
   return totals;
+}
+
+std::span<const double> Mapper::measured_costs(const mesh::Domain& domain) {
+  // Every block measured (a new block inherits its parent's record), else none.
+  const bool measured =
+      domain.cost.size() == domain.blocks.size() &&
+      std::all_of(domain.cost.begin(), domain.cost.end(), [](const double c) { return c > 0; });
+  return measured ? std::span<const double>(domain.cost) : std::span<const double>();
 }
 
 void Mapper::run_chunks(mesh::Domain& domain, std::span<const StageWork> stages,

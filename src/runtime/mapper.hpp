@@ -77,6 +77,9 @@ inline constexpr std::int64_t kCacheChunkBytes = std::int64_t(1) << 20;
 // a rank) 5-10% faster than one, and the expanding sphere with 20 variables in groups of two 14%
 // faster than one, beyond the budget above in both.
 inline constexpr int kMinChunkVars = 2;
+// How far the slowest unit of a part of the order may be above the part's mean over a batch, as a
+// fraction of a worker's time in unit steps, before the units are cut again by measured cost.
+inline constexpr double kRecutImbalance = 0.02;
 
 class Mapper : public Runtime {
  public:
@@ -144,9 +147,13 @@ class Mapper : public Runtime {
   void run_chunks(mesh::Domain& domain, std::span<const StageWork> stages, const StageGraph& graph,
                   const Schedule& schedule, int chunk, double& copy_seconds);
 
+  // Every block's measured cost, or nothing when a block has none yet.
+  static std::span<const double> measured_costs(const mesh::Domain& domain);
+
   struct Cached {
     SchedulePolicy policy;
     Schedule schedule;
+    bool recut = false;  // the workers' busy times differed too much: cut the units again
   };
   std::uint64_t generation_ = 0;  // of the mesh the graphs and schedules below were made for
   std::array<std::optional<StageGraph>, 2> graphs_;  // face-only, edge-reading; made when needed

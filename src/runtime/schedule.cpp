@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <utility>
 
 namespace miniamr::runtime {
 
@@ -23,7 +24,8 @@ bool same_level(const stencil::FaceLink& link) {
 }
 
 // The sweep order and its units.
-void cut_units(const StageGraph& graph, const SchedulePolicy& policy, Schedule& s) {
+void cut_units(const StageGraph& graph, const SchedulePolicy& policy,
+               std::span<const double> weights, Schedule& s) {
   const bool interior_first = policy.order == SchedulePolicy::Order::kInteriorFirst;
   s.unit_begin.push_back(0);
   for (int part = 0; part < 2; ++part) {
@@ -36,7 +38,14 @@ void cut_units(const StageGraph& graph, const SchedulePolicy& policy, Schedule& 
     // No unit without a block: each would still be a task per variable group and step (on one
     // rank, which has no remote blocks, half the tasks of a dynamic schedule with two workers).
     const std::size_t units = std::min(n, std::max<std::size_t>(1, policy.units_per_part));
-    for (std::size_t k = 1; k <= units; ++k) s.unit_begin.push_back(first + n * k / units);
+    if (weights.empty() || units < 2) {
+      for (std::size_t k = 1; k <= units; ++k) s.unit_begin.push_back(first + n * k / units);
+      continue;
+    }
+    std::vector<double> w(n);
+    for (std::size_t i = 0; i < n; ++i) w[i] = weights[s.order[first + i]];
+    const std::vector<std::size_t> begins = cut_weighted(w, units);
+    for (std::size_t k = 1; k <= units; ++k) s.unit_begin.push_back(first + begins[k]);
   }
   s.unit_of.resize(graph.blocks);
   for (std::size_t u = 0; u + 1 < s.unit_begin.size(); ++u)
@@ -60,13 +69,53 @@ void place_reads(std::vector<std::array<FaceRead, 6>>& reads, const stencil::Blo
 
 }  // namespace
 
+std::vector<std::size_t> cut_weighted(std::span<const double> w, std::size_t units) {
+  const std::size_t n = w.size();
+  assert(units >= 1 && units <= n);
+  std::vector<double> sum(n + 1, 0.0);  // sum[p]: the weight before position p
+  for (std::size_t i = 0; i < n; ++i) sum[i + 1] = sum[i] + w[i];
+  std::vector<std::size_t> begins{0};
+  for (std::size_t k = 1; k < units; ++k) {
+    const double target = sum[n] * double(k) / double(units);
+    // The boundary nearest the target, leaving a block for this unit and each one after it.
+    const std::size_t lo = begins.back() + 1, hi = n - (units - k);
+    auto p = std::size_t(std::lower_bound(sum.begin(), sum.end(), target) - sum.begin());
+    if (p > 0 && target - sum[p - 1] < sum[std::min(p, n)] - target) --p;
+    begins.push_back(std::clamp(p, lo, hi));
+  }
+  begins.push_back(n);
+  return begins;
+}
+
+bool units_uneven(const Schedule& s, std::span<const double> block_seconds, double tolerance) {
+  const auto time_of = [&](std::size_t u) {
+    double t = 0;
+    for (std::size_t p = s.unit_begin[u]; p < s.unit_begin[u + 1]; ++p)
+      t += block_seconds[s.order[p]];
+    return t;
+  };
+  for (const auto& [u0, u1] :
+       {std::pair{std::size_t{0}, s.second_part}, std::pair{s.second_part, s.units()}}) {
+    if (u1 - u0 < 2) continue;
+    double most = 0, sum = 0;
+    for (std::size_t u = u0; u < u1; ++u) {
+      const double t = time_of(u);
+      most = std::max(most, t);
+      sum += t;
+    }
+    if (most - sum / double(u1 - u0) > tolerance) return true;
+  }
+  return false;
+}
+
 Schedule build_schedule(const StageGraph& graph, const stencil::BlockShape& shape,
-                        const SchedulePolicy& policy) {
+                        const SchedulePolicy& policy, std::span<const double> weights) {
+  assert(weights.empty() || weights.size() == graph.blocks);
   Schedule s;
   s.edges = graph.edges;
   s.groups = graph.groups;
   s.steps = graph.edges ? graph.groups + 1 : 1;
-  cut_units(graph, policy, s);
+  cut_units(graph, policy, weights, s);
   const std::size_t blocks = graph.blocks, U = s.units();
   const auto K = std::size_t(s.steps);
   std::vector<std::size_t> pos(blocks);

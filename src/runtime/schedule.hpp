@@ -91,9 +91,13 @@ struct SchedulePolicy {
   };
   Order order = Order::kInteriorFirst;
   // Each of the two parts of the order (the blocks that need a message, the others) is cut
-  // into this many units of equal block counts (into one unit a block when the part has fewer
-  // blocks, none when it has none).
+  // into this many units of equal block counts, or of equal weight when the schedule is built
+  // with block weights (into one unit a block when the part has fewer blocks, none when it has
+  // none).
   std::size_t units_per_part = 1;
+  // Units of equal measured cost (mesh::Domain::cost) rather than of equal block counts, cut
+  // again after a batch whose units took unequal times (units_uneven).
+  bool by_cost = false;
   bool operator==(const SchedulePolicy&) const = default;
 };
 
@@ -134,8 +138,18 @@ struct Schedule {
   std::size_t blocks_in(std::size_t unit) const { return unit_begin[unit + 1] - unit_begin[unit]; }
 };
 
+// `weights`: per block, what its stages cost (empty: one each), for cutting the parts into units.
 Schedule build_schedule(const StageGraph& graph, const stencil::BlockShape& shape,
-                        const SchedulePolicy& policy);
+                        const SchedulePolicy& policy, std::span<const double> weights = {});
+
+// Whether the slowest unit of a part of `s` took more than `tolerance` seconds longer than the
+// part's mean, each unit's time the sum of its blocks' `block_seconds`.
+bool units_uneven(const Schedule& s, std::span<const double> block_seconds, double tolerance);
+
+// Where `units` runs of consecutive items of weights `w` begin, each as near a `units`-th of the
+// total weight as the items allow and none empty: units + 1 positions from 0 to w.size() (units
+// at most w.size()).
+std::vector<std::size_t> cut_weighted(std::span<const double> w, std::size_t units);
 
 // Same-level faces read in place of the ghosts, and faces deferred within a unit (for tests
 // and reports).

@@ -554,4 +554,61 @@ TEST(Mappers, OrderAndUnitsOfTheSchedule) {
   }
 }
 
+// With several workers, the dynamic mapper cuts each part of the order into units of equal
+// measured cost (mesh::Domain::cost), the static one into units of equal block counts; the bits
+// stay those of one rank.
+TEST(Mappers, UnitsOfEqualMeasuredCost) {
+  const int me = world_rank();
+  const RootGrid grid{{4, 4, 4}};
+  const std::vector<Key> keys = refine_all(octree::root_leaves(grid), grid);  // 512 leaves
+  const BlockShape shape{2, 2, 2, 1};
+  const auto batch = stage_batch(7, 1, 0, 2, nullptr);
+  runtime::StaticRuntime ref(MPI_COMM_SELF, options(sfc::Curve::kMorton));
+  for (const std::string kind : {"static", "dynamic"}) {
+    Domain d = make_domain(grid, shape, share(keys, even_cut(keys, grid), me));
+    Domain whole = make_domain(grid, shape, keys);
+    {
+      const ThreadScope one(1);
+      ref.mesh().changed(whole);
+    }
+    // The first tenth of the rank's blocks (by index) cost five times as much as the others.
+    d.cost.assign(d.blocks.size(), 1e-6);
+    for (std::size_t b = 0; b < d.cost.size() / 10; ++b) d.cost[b] = 5e-6;
+    const std::vector<double> weights = d.cost;
+    const ThreadScope two(2);
+    std::unique_ptr<runtime::Mapper> m;
+    if (kind == "static")
+      m = std::make_unique<runtime::StaticRuntime>(MPI_COMM_WORLD, options(sfc::Curve::kMorton));
+    else
+      m = std::make_unique<runtime::DynamicRuntime>(MPI_COMM_WORLD, options(sfc::Curve::kMorton));
+    m->mesh().changed(d);
+    batch_and_compare(*m, d, ref, whole, batch, kind + " on two workers, uneven costs");
+    const runtime::Schedule& s = *m->schedule(false);
+    bool even = true, counted = true;
+    for (std::size_t u = 0; u < s.units(); ++u) {
+      const bool first = u < s.second_part;
+      const std::size_t u0 = first ? 0 : s.second_part, u1 = first ? s.second_part : s.units();
+      double mine = 0, part = 0, heaviest = 0;
+      for (std::size_t p = s.unit_begin[u0]; p < s.unit_begin[u1]; ++p) {
+        const double w = weights[s.order[p]];
+        part += w;
+        heaviest = std::max(heaviest, w);
+        if (s.unit_of[s.order[p]] == u) mine += w;
+      }
+      const double share = part / double(u1 - u0);
+      if (std::abs(mine - share) > heaviest) even = false;
+      const std::size_t blocks = s.unit_begin[u1] - s.unit_begin[u0];
+      if (s.blocks_in(u) > blocks / (u1 - u0) + 1 || s.blocks_in(u) < blocks / (u1 - u0))
+        counted = false;
+    }
+    if (kind == "dynamic") {
+      EXPECT_TRUE(all_ranks(even, kind + ": a unit's cost is not its share of the part's"));
+      // The heavy blocks are few enough that equal counts would not be equal costs.
+      EXPECT_TRUE(all_ranks(!counted, kind + ": units of equal block counts"));
+    } else {
+      EXPECT_TRUE(all_ranks(counted, kind + ": units not of equal block counts"));
+    }
+  }
+}
+
 }  // namespace

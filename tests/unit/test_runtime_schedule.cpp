@@ -4,6 +4,7 @@
 // after the step that makes the values and read or unpacked from that packed face by the
 // receiver. Units exchanging faces are linked both ways, and no two packed faces share doubles.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <random>
 #include <set>
@@ -100,6 +101,90 @@ TEST(Schedule, UnitsCutEachPartOfTheOrder) {
       EXPECT_EQ(s.units(), std::min(split, policy.units_per_part) +
                                std::min(blocks - split, policy.units_per_part));
     }
+}
+
+// A cut by weight gives each unit as near an equal share of the weight as whole blocks allow,
+// and a block to each unit however the weight lies.
+TEST(Schedule, CutByWeightEqualSharesNoneEmpty) {
+  const auto cut = [](std::vector<double> w, std::size_t units) { return cut_weighted(w, units); };
+  using V = std::vector<std::size_t>;
+  EXPECT_EQ(cut({1, 1, 1, 1, 1, 1}, 2), (V{0, 3, 6}));
+  EXPECT_EQ(cut({1, 1, 1, 1, 1, 1}, 3), (V{0, 2, 4, 6}));
+  EXPECT_EQ(cut({3, 1, 1, 1}, 2), (V{0, 1, 4}));     // the first block alone is half
+  EXPECT_EQ(cut({1, 1, 1, 1, 4}, 2), (V{0, 4, 5}));  // the last block alone is half
+  EXPECT_EQ(cut({9, 1, 1}, 3), (V{0, 1, 2, 3}));     // one block outweighs two shares
+  EXPECT_EQ(cut({1, 1, 1, 9}, 3), (V{0, 2, 3, 4}));
+  EXPECT_EQ(cut({5}, 1), (V{0, 1}));
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::size_t n = 1 + rng() % 40, units = 1 + rng() % n;
+    std::vector<double> w(n);
+    double total = 0, heaviest = 0;
+    for (double& x : w) {
+      x = 0.1 + double(rng() % 1000) / 100;
+      total += x;
+      heaviest = std::max(heaviest, x);
+    }
+    const V b = cut_weighted(w, units);
+    ASSERT_EQ(b.size(), units + 1);
+    EXPECT_EQ(b.front(), 0u);
+    EXPECT_EQ(b.back(), n);
+    for (std::size_t u = 0; u < units; ++u) {
+      EXPECT_LT(b[u], b[u + 1]) << "unit " << u << " of " << units << " is empty";
+      // Each boundary is the nearest to its equal share (within half a block's weight), unless
+      // it keeps a block for a unit.
+      double before = 0;
+      for (std::size_t i = 0; i < b[u]; ++i) before += w[i];
+      const bool squeezed = u > 0 && (b[u] == b[u - 1] + 1 || b[u] + (units - u) == n);
+      if (u > 0 && !squeezed) {
+        EXPECT_LE(std::abs(before - total * double(u) / double(units)), heaviest / 2);
+      }
+    }
+  }
+}
+
+// With block weights, a part's units are cut at equal weight, not at equal counts.
+TEST(Schedule, WeightsCutThePartsIntoUnits) {
+  const miniamr::stencil::BlockShape shape{2, 2, 2, 1};
+  const std::size_t blocks = 12;
+  GhostPlan plan;
+  plan.needs_remote.assign(blocks, 0);
+  std::vector<double> weights(blocks, 1.0);
+  for (std::size_t b = 0; b < 3; ++b) weights[b] = 3.0;  // the first three: half the weight
+  const SchedulePolicy policy{SchedulePolicy::Order::kProducersFirst, 2};
+  const StageGraph graph = build_stage_graph(plan, shape, blocks, false);
+  const Schedule counted = build_schedule(graph, shape, policy);
+  const Schedule weighed = build_schedule(graph, shape, policy, weights);
+  EXPECT_EQ(counted.blocks_in(0), 6u);
+  EXPECT_EQ(weighed.blocks_in(0), 3u);
+  EXPECT_EQ(weighed.blocks_in(1), 9u);
+}
+
+// Units are cut again when the slowest of a part took longer than the part's mean by more than
+// the tolerance; a part of one unit has nothing to even out.
+TEST(Schedule, UnevenUnitsBeyondTheTolerance) {
+  const miniamr::stencil::BlockShape shape{2, 2, 2, 1};
+  const std::size_t blocks = 8;
+  GhostPlan plan;
+  plan.needs_remote.assign(blocks, 0);
+  for (std::size_t b = 0; b < 2; ++b) plan.needs_remote[b] = 1;  // a remote part of two blocks
+  const StageGraph graph = build_stage_graph(plan, shape, blocks, false);
+  const Schedule two = build_schedule(graph, shape, {SchedulePolicy::Order::kInteriorFirst, 2});
+  const Schedule one = build_schedule(graph, shape, {SchedulePolicy::Order::kInteriorFirst, 1});
+  ASSERT_EQ(two.units(), 4u);
+  std::vector<double> seconds(blocks, 1.0);
+  EXPECT_FALSE(units_uneven(two, seconds, 0.1));
+  // One block of the interior part's first unit (3 blocks each) takes 0.3 s longer: that unit
+  // is 0.15 s above the part's mean.
+  seconds[two.order[0]] = 1.3;
+  EXPECT_TRUE(units_uneven(two, seconds, 0.1));
+  EXPECT_FALSE(units_uneven(two, seconds, 0.2));
+  EXPECT_FALSE(units_uneven(one, seconds, 0.0));
+  // The same in the remote part (one block a unit).
+  seconds.assign(blocks, 1.0);
+  seconds[two.order[blocks - 1]] = 1.3;
+  EXPECT_TRUE(units_uneven(two, seconds, 0.1));
+  EXPECT_FALSE(units_uneven(two, seconds, 0.2));
 }
 
 TEST(Schedule, ARankWithoutBlocksHasNoUnit) {
