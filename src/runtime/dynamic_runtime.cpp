@@ -35,6 +35,7 @@ class ReadyGraph {
         L_(lanes.count()),
         count_(std::make_unique<std::atomic<int>[]>(L_ * U_ * K_)),
         queues_(std::size_t(workers)),
+        finished_(std::size_t(workers)),
         seed_(seed) {
     // Units whose step k > 0 reads a face that unit u packs in step k - 1.
     std::vector<std::vector<std::uint32_t>> fed(U_ * K_);
@@ -54,13 +55,17 @@ class ReadyGraph {
             in += 1 + int(s.links[u].size());
           count_[id(lane, u, k)].store(in, std::memory_order_relaxed);
         }
-    remaining_.store(std::int64_t(L_ * U_ * K_));
     for (std::size_t lane = 0; lane < std::min(L_, VG_); ++lane)
       for (std::size_t u = 0; u < U_; ++u)
         if (s.consumes[u * K_].empty()) push(id(lane, u, 0));
   }
 
-  bool done() const { return remaining_.load(std::memory_order_acquire) == 0; }
+  // Whether every step has run (asked when a worker finds nothing to run).
+  bool done() const {
+    std::size_t n = 0;
+    for (const Finished& f : finished_) n += f.steps.load(std::memory_order_acquire);
+    return n == L_ * U_ * K_;
+  }
   std::size_t id(std::size_t lane, std::size_t unit, std::size_t step) const {
     return (lane * U_ + unit) * K_ + step;
   }
@@ -91,8 +96,8 @@ class ReadyGraph {
     const std::lock_guard lock(q.mutex);
     q.running = on;
   }
-  // Step `id` has run: its successors lose an input.
-  void finished(std::size_t id) {
+  // Step `id` has run on `worker`: its successors lose an input.
+  void finished(std::size_t id, int worker) {
     const std::size_t lane = lane_of(id), u = unit_of(id), k = std::size_t(step_of(id));
     if (k + 1 < K_) {
       ready_one(this->id(lane, u, k + 1));
@@ -101,7 +106,8 @@ class ReadyGraph {
       ready_one(this->id(lane + VG_, u, 0));
       for (const std::uint32_t w : s_.links[u]) ready_one(this->id(lane + VG_, w, 0));
     }
-    remaining_.fetch_sub(1, std::memory_order_acq_rel);
+    Finished& f = finished_[std::size_t(worker)];
+    f.steps.store(f.steps.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
   // Receive m of `lane` has arrived.
   void arrived(std::size_t lane, std::size_t m) {
@@ -109,7 +115,8 @@ class ReadyGraph {
   }
 
  private:
-  struct Queue {
+  // Each alone in its cache line, as each worker's own queue and count are used at every step.
+  struct alignas(64) Queue {
     std::mutex mutex;
     bool running = false;
     // Min-heap of (priority, node).
@@ -139,8 +146,11 @@ class ReadyGraph {
   const std::size_t U_, K_, VG_, L_;
   Adjacency<std::uint32_t> fed_;
   std::unique_ptr<std::atomic<int>[]> count_;
-  std::atomic<std::int64_t> remaining_{0};
   std::vector<Queue> queues_;
+  struct alignas(64) Finished {
+    std::atomic<std::size_t> steps{0};  // written by its worker only
+  };
+  std::vector<Finished> finished_;
   std::uint64_t seed_;
 };
 
@@ -180,12 +190,12 @@ void DynamicRuntime::run_chunk(ChunkRun& run) {
   pool().run_workers([&](const int w) {
     g.running(w, true);
     auto polled = Clock::now(), found = polled;
-    while (!g.done()) {
+    for (;;) {
       const auto now = Clock::now();
       const bool starved = std::chrono::duration<double>(now - found).count() > kStarvedSeconds;
       if (const auto id = g.pop(w, starved)) {
         run.run_step(g.lane_of(*id), g.unit_of(*id), g.step_of(*id), w);
-        g.finished(*id);
+        g.finished(*id, w);
         found = Clock::now();
         if (!run.halo().posts_waiting() &&
             std::chrono::duration<double>(found - polled).count() < kPollSeconds)
@@ -196,6 +206,7 @@ void DynamicRuntime::run_chunk(ChunkRun& run) {
         if (drive(run, false, w, arrived)) run.count_busy(w, seconds_since(found));
         continue;
       }
+      if (g.done()) break;
       // Nothing to run: drive the messages, or map storage for the next refinement.
       {
         std::unique_lock lock(token, std::try_to_lock);

@@ -184,7 +184,7 @@ std::vector<std::vector<double>> Mapper::run_uniform(mesh::Domain& domain,
   scratch_.resize(T);
   for (auto& s : scratch_) s.resize(stencil::stencil_scratch_size(domain.shape));
   const std::size_t nb = domain.blocks.size();
-  meter_.busy.assign(T, 0.0);
+  meter_.busy.assign(T, {});
   meter_.block_seconds.assign(nb, 0.0);
   sums_.begin(stages, nb);
 
@@ -197,7 +197,7 @@ std::vector<std::vector<double>> Mapper::run_uniform(mesh::Domain& domain,
   // Accounting: compute is the workers' mean time in unit steps (their fills, sweeps and packs)
   // and the compact copies; checksum the wait for the last reductions; communicate the rest.
   double busy = 0, steps = 0;
-  for (const double b : meter_.busy) busy += b;
+  for (const WorkerSeconds& b : meter_.busy) busy += b.seconds;
   for (const double b : meter_.block_seconds) steps += b;
   const double compute = busy / double(T) + copies;
   // Units cut at equal block counts (or by costs measured on other units) can keep one worker

@@ -289,12 +289,15 @@ void ChunkRun::run_step(std::size_t lane, std::size_t unit, int step, int worker
   if (packs)
     for (const std::uint32_t m : s_.produces[node]) halo_.packed(target(m), m);
   for (const std::uint32_t m : s_.consumes[node]) halo_.consumed(lane, m);
-  if (sweep && last_chunk_ && sweeps_left_[stage].fetch_sub(1, std::memory_order_acq_rel) == 1)
+  // Stages without a checksum have no reduction to start (and their counter, shared by the
+  // workers, would move between their caches at every step).
+  if (sweep && last_chunk_ && x_.stages[stage].checksum &&
+      sweeps_left_[stage].fetch_sub(1, std::memory_order_acq_rel) == 1)
     sums_.stage_done(stage);
 }
 
 void ChunkRun::note_done(std::size_t unit, double seconds, int worker) {
-  x_.meter.busy[std::size_t(worker)] += seconds;
+  x_.meter.busy[std::size_t(worker)].seconds += seconds;
   const std::size_t n = s_.blocks_in(unit);
   if (n == 0) return;
   const double each = seconds / double(n);

@@ -81,9 +81,15 @@ struct FaceBuffers {
   void fit(const Schedule& s, std::size_t vars);
 };
 
+// Seconds of one worker, alone in its cache line: each worker adds to its own after every step,
+// and a line shared with another's would move between their caches at each.
+struct alignas(64) WorkerSeconds {
+  double seconds = 0;
+};
+
 // How a chunk's unit steps went, for the cost records and the accounting.
 struct StepMeter {
-  std::vector<double> busy;           // per worker: seconds in unit steps
+  std::vector<WorkerSeconds> busy;    // per worker: seconds in unit steps
   std::vector<double> block_seconds;  // per block: seconds in its stages, all lanes
 };
 
@@ -113,7 +119,9 @@ class ChunkRun {
   const Lanes& lanes() const { return lanes_; }
   mesh::Domain& domain() { return x_.domain; }
   // Seconds of `worker` spent on the chunk's work outside its steps (driving messages).
-  void count_busy(int worker, double seconds) { x_.meter.busy[std::size_t(worker)] += seconds; }
+  void count_busy(int worker, double seconds) {
+    x_.meter.busy[std::size_t(worker)].seconds += seconds;
+  }
   const Schedule& schedule() const { return s_; }
   HaloExchange& halo() { return halo_; }
   StageSums& sums() { return sums_; }
