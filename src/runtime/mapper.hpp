@@ -153,7 +153,7 @@ class Mapper : public Runtime {
   struct Cached {
     SchedulePolicy policy;
     Schedule schedule;
-    bool recut = false;  // the workers' busy times differed too much: cut the units again
+    bool recut = false;  // its units took too unequal times: cut them again (by_cost)
   };
   std::uint64_t generation_ = 0;  // of the mesh the graphs and schedules below were made for
   std::array<std::optional<StageGraph>, 2> graphs_;  // face-only, edge-reading; made when needed
