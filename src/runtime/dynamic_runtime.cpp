@@ -24,19 +24,31 @@ constexpr double kPollSeconds = 50e-6;
 constexpr double kStarvedSeconds = 200e-6;
 
 // The unit steps of a chunk as tasks with readiness counters, node (lane, unit, step) =
-// (lane * U + unit) * K + step, and the ready ones in per-worker queues by priority.
+// (lane * U + unit) * K + step, and the ready ones in per-worker queues by priority. A ready
+// node is run by whoever claims it first (its counter from 0 to -1): the queue it was pushed to
+// when it popped, or a worker that takes it with the step of an earlier lane of its stage.
 class ReadyGraph {
  public:
-  ReadyGraph(const Schedule& s, const Lanes& lanes, int workers, std::uint64_t seed)
-      : s_(s),
-        U_(s.units()),
-        K_(std::size_t(s.steps)),
+  // A unit step to run: `lanes` lanes from `id`'s on (variable groups of one stage).
+  struct Pick {
+    std::size_t id = 0, lanes = 1;
+  };
+
+  ReadyGraph(const ChunkRun& run, const Lanes& lanes, int workers, std::uint64_t seed)
+      : s_(run.schedule()),
+        U_(s_.units()),
+        K_(std::size_t(s_.steps)),
         VG_(lanes.groups.size()),
         L_(lanes.count()),
         count_(std::make_unique<std::atomic<int>[]>(L_ * U_ * K_)),
+        fusable_(U_ * K_),
         queues_(std::size_t(workers)),
         finished_(std::size_t(workers)),
         seed_(seed) {
+    const Schedule& s = s_;
+    for (std::size_t u = 0; u < U_; ++u)
+      for (std::size_t k = 0; k < K_; ++k)
+        fusable_[u * K_ + k] = seed == 0 && run.message_free(u, int(k));
     // Units whose step k > 0 reads a face that unit u packs in step k - 1.
     std::vector<std::vector<std::uint32_t>> fed(U_ * K_);
     for (std::size_t w = 0; w < U_; ++w)
@@ -78,15 +90,28 @@ class ReadyGraph {
   // one is not running (an arena may start a worker only after another has returned) or when
   // `starved` (nothing found for a while). Taking one whenever its worker had two waiting moved
   // a unit's blocks between the caches several times a stage.
-  std::optional<std::size_t> pop(int worker, bool starved) {
+  // A step that reads and packs no message takes with it the same step of the later lanes of
+  // its stage that are ready: one pass over the unit's blocks for all their variables, where
+  // each lane's step would set up every block's faces again. A seeded order (testing) runs each
+  // lane's step on its own, in the seed's order.
+  std::optional<Pick> pop(int worker, bool starved) {
     for (std::size_t i = 0; i < queues_.size(); ++i) {
       Queue& q = queues_[(std::size_t(worker) + i) % queues_.size()];
       const std::lock_guard lock(q.mutex);
       const bool any = i == 0 || starved || !q.running;
-      if (!any || q.heap.empty()) continue;
-      const std::size_t n = q.heap.top().second;
-      q.heap.pop();
-      return n;
+      if (!any) continue;
+      while (!q.heap.empty()) {
+        const std::size_t n = q.heap.top().second;
+        q.heap.pop();
+        if (!claim(n)) continue;  // taken with an earlier lane
+        Pick p{n, 1};
+        const std::size_t lane = lane_of(n), u = unit_of(n), k = std::size_t(step_of(n));
+        if (fusable_[u * K_ + k])
+          while ((lane + p.lanes) % VG_ != 0 && lane + p.lanes < L_ &&
+                 claim(id(lane + p.lanes, u, k)))
+            ++p.lanes;
+        return p;
+      }
     }
     return std::nullopt;
   }
@@ -127,6 +152,11 @@ class ReadyGraph {
   void ready_one(std::size_t id) {
     if (count_[id].fetch_sub(1, std::memory_order_acq_rel) == 1) push(id);
   }
+  // Whether this caller runs ready node `id` (no one else will).
+  bool claim(std::size_t id) {
+    int ready = 0;
+    return count_[id].compare_exchange_strong(ready, -1, std::memory_order_acq_rel);
+  }
   void push(std::size_t id) {
     const std::size_t u = unit_of(id);
     // Stage and variable group first, then the step, then the unit in schedule order; a seed
@@ -145,7 +175,8 @@ class ReadyGraph {
   const Schedule& s_;
   const std::size_t U_, K_, VG_, L_;
   Adjacency<std::uint32_t> fed_;
-  std::unique_ptr<std::atomic<int>[]> count_;
+  std::unique_ptr<std::atomic<int>[]> count_;  // inputs missing; -1: claimed
+  std::vector<char> fusable_;                  // per unit step: no message packed or read
   std::vector<Queue> queues_;
   struct alignas(64) Finished {
     std::atomic<std::size_t> steps{0};  // written by its worker only
@@ -184,7 +215,7 @@ SchedulePolicy DynamicRuntime::policy(const StageGraph&, const StageWork&, int) 
 
 void DynamicRuntime::run_chunk(ChunkRun& run) {
   const int T = threads();
-  ReadyGraph g(run.schedule(), run.lanes(), T, options_.order_seed);
+  ReadyGraph g(run, run.lanes(), T, options_.order_seed);
   std::mutex& token = run.halo().token();
   const auto arrived = [&](std::size_t lane, std::size_t m) { g.arrived(lane, m); };
   pool().run_workers([&](const int w) {
@@ -193,9 +224,11 @@ void DynamicRuntime::run_chunk(ChunkRun& run) {
     for (;;) {
       const auto now = Clock::now();
       const bool starved = std::chrono::duration<double>(now - found).count() > kStarvedSeconds;
-      if (const auto id = g.pop(w, starved)) {
-        run.run_step(g.lane_of(*id), g.unit_of(*id), g.step_of(*id), w);
-        g.finished(*id, w);
+      if (const auto pick = g.pop(w, starved)) {
+        const std::size_t id = pick->id;
+        run.run_step(g.lane_of(id), g.unit_of(id), g.step_of(id), w, pick->lanes);
+        for (std::size_t j = 0; j < pick->lanes; ++j)
+          g.finished(g.id(g.lane_of(id) + j, g.unit_of(id), std::size_t(g.step_of(id))), w);
         found = Clock::now();
         if (!run.halo().posts_waiting() &&
             std::chrono::duration<double>(found - polled).count() < kPollSeconds)

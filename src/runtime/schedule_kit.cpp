@@ -196,10 +196,13 @@ void ChunkRun::pack_outs(Storage& st, std::size_t position, int step, stencil::V
 }
 
 template <class Storage>
-void ChunkRun::step_with(Storage& st, std::size_t lane, std::size_t unit, int step, int worker) {
+void ChunkRun::step_with(Storage& st, std::size_t lane, std::size_t lanes, std::size_t unit,
+                         int step, int worker) {
   const std::size_t stage = lanes_.stage(lane);
   const StageWork& work = x_.stages[stage];
-  const stencil::VarRange lv = lanes_.vars(lane);
+  // The lanes' variables, consecutive in the chunk (the local buffers, deferred faces and dense
+  // layers hold the chunk's variables one after another, whatever their groups).
+  const stencil::VarRange lv{lanes_.vars(lane).v0, lanes_.vars(lane + lanes - 1).v1};
   const bool sweep = step == s_.steps - 1;
   const bool next_stage = stage + 1 < lanes_.stages;
   const bool modelled = x_.kernels.modelled();
@@ -260,7 +263,10 @@ void ChunkRun::step_with(Storage& st, std::size_t lane, std::size_t unit, int st
   }
 }
 
-void ChunkRun::run_step(std::size_t lane, std::size_t unit, int step, int worker) {
+void ChunkRun::run_step(std::size_t lane, std::size_t unit, int step, int worker,
+                        std::size_t lanes) {
+  assert(lanes == 1 ||
+         (message_free(unit, step) && lanes_.stage(lane + lanes - 1) == lanes_.stage(lane)));
   const auto t0 = Clock::now();
   const std::size_t node = s_.node(unit, step), stage = lanes_.stage(lane);
   const bool sweep = step == s_.steps - 1;
@@ -275,9 +281,9 @@ void ChunkRun::run_step(std::size_t lane, std::size_t unit, int step, int worker
     for (const std::uint32_t m : s_.produces[node])
       waited += halo_.claim_send(target(m), m, worker);
   if (compact_)
-    step_with(*compact_, lane, unit, step, worker);
+    step_with(*compact_, lane, lanes, unit, step, worker);
   else
-    step_with(padded_, lane, unit, step, worker);
+    step_with(padded_, lane, lanes, unit, step, worker);
   double dt = seconds_since(t0) - waited;
   if (x_.slowdown.active()) {
     const std::uint64_t id = (std::uint64_t(x_.stages[stage].calc_stage) << 32) ^
@@ -292,7 +298,7 @@ void ChunkRun::run_step(std::size_t lane, std::size_t unit, int step, int worker
   // Stages without a checksum have no reduction to start (and their counter, shared by the
   // workers, would move between their caches at every step).
   if (sweep && last_chunk_ && x_.stages[stage].checksum &&
-      sweeps_left_[stage].fetch_sub(1, std::memory_order_acq_rel) == 1)
+      sweeps_left_[stage].fetch_sub(int(lanes), std::memory_order_acq_rel) == int(lanes))
     sums_.stage_done(stage);
 }
 

@@ -132,12 +132,21 @@ class ChunkRun {
   void prime(std::size_t group);
   // Runs step `step` of `unit` in `lane` on `worker`: its ghost tasks, sweeps and packs; tells
   // the halo exchange which messages it packed and read, and the sums when a stage is done.
-  void run_step(std::size_t lane, std::size_t unit, int step, int worker);
+  // With `lanes` > 1, the same step of the lanes from `lane` on (variable groups of one stage)
+  // as one, each block's variables of all of them at once: the unit's step must be
+  // message_free(), as messages are laid out by variable group.
+  void run_step(std::size_t lane, std::size_t unit, int step, int worker, std::size_t lanes = 1);
+  // Whether step `step` of `unit` neither packs into nor reads a message.
+  bool message_free(std::size_t unit, int step) const {
+    const std::size_t node = s_.node(unit, step);
+    return s_.produces[node].empty() && s_.consumes[node].empty();
+  }
 
  private:
   class Faces;
   template <class Storage>
-  void step_with(Storage& st, std::size_t lane, std::size_t unit, int step, int worker);
+  void step_with(Storage& st, std::size_t lane, std::size_t lanes, std::size_t unit, int step,
+                 int worker);
   // Packs the faces block `position` makes in `step` (those for the next stage only when
   // `next_stage`).
   template <class Storage>

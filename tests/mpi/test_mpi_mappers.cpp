@@ -4,6 +4,7 @@
 
 #include "runtime/mapper.hpp"
 #include "runtime/schedule.hpp"
+#include "runtime/trace.hpp"
 #include "runtime_fixtures.hpp"
 
 namespace {
@@ -506,6 +507,36 @@ TEST(DynamicUnits, OnePerWorkerInEachPartWithTheSameBits) {
     EXPECT_TRUE(all_ranks(d.blocks.size() < 8 || threads == 1 || c.packed_between_units > 0,
                           how + ": faces between units " + std::to_string(c.packed_between_units)));
   }
+}
+
+// A unit step that reads and packs no message takes with it the same step of the later lanes of
+// its stage that are ready, one pass over its blocks for all their variables. On one rank no
+// step has a message: with four one-variable groups a stage, the trace (one event a pass, four
+// variables a pass) has fewer sweeps than lanes times units, and the bits stay those of the
+// static runtime on one worker.
+TEST(DynamicUnits, MessageFreeStepsTakeTheReadyLanesOfTheirStage) {
+  const RootGrid grid{{2, 2, 2}};
+  const std::vector<Key> keys = refine_all(octree::root_leaves(grid), grid);  // 64 leaves
+  const BlockShape shape{2, 2, 2, 4};
+  Domain d = make_domain(grid, shape, keys);
+  Domain whole = make_domain(grid, shape, keys);
+  runtime::StaticRuntime ref(MPI_COMM_SELF, options(sfc::Curve::kMorton));
+  {
+    const ThreadScope one(1);
+    ref.mesh().changed(whole);
+  }
+  const ThreadScope two(2);
+  runtime::DynamicRuntime rt(MPI_COMM_SELF, options(sfc::Curve::kMorton));
+  rt.mesh().changed(d);
+  runtime::Trace trace(2);
+  rt.set_trace(&trace);
+  const auto batch = stage_batch(7, 4, 1, 3, nullptr);  // 4 lanes a stage
+  batch_and_compare(rt, d, ref, whole, batch, "dynamic, two workers, one-variable groups");
+  const std::size_t lanes = batch.size() * 4, units = rt.schedule(false)->units();
+  ASSERT_EQ(units, 2u);
+  EXPECT_TRUE(all_ranks(trace.size() < lanes * units,
+                        std::to_string(trace.size()) + " sweeps for " + std::to_string(lanes) +
+                            " lanes of " + std::to_string(units) + " units"));
 }
 
 // Both mappers' schedules put the blocks that exchange faces with other ranks where the mapper
