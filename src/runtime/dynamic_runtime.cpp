@@ -106,9 +106,15 @@ class ReadyGraph {
         if (!claim(n)) continue;  // taken with an earlier lane
         Pick p{n, 1};
         const std::size_t lane = lane_of(n), u = unit_of(n), k = std::size_t(step_of(n));
+        // Not past a more urgent step waiting in the queue (the messages of the units that
+        // send them first).
+        const auto urgent = [&](std::size_t next) {
+          while (!q.heap.empty() && claimed(q.heap.top().second)) q.heap.pop();
+          return !q.heap.empty() && q.heap.top().first < priority(next);
+        };
         if (fusable_[u * K_ + k])
           while ((lane + p.lanes) % VG_ != 0 && lane + p.lanes < L_ &&
-                 claim(id(lane + p.lanes, u, k)))
+                 !urgent(id(lane + p.lanes, u, k)) && claim(id(lane + p.lanes, u, k)))
             ++p.lanes;
         return p;
       }
@@ -152,6 +158,15 @@ class ReadyGraph {
   void ready_one(std::size_t id) {
     if (count_[id].fetch_sub(1, std::memory_order_acq_rel) == 1) push(id);
   }
+  // Stage and variable group first, then the step, then the unit in schedule order; a seed
+  // draws a random order instead (testing). Smaller is more urgent.
+  std::uint64_t priority(std::size_t id) const {
+    return seed_ != 0
+               ? stencil::hash_combine(seed_, id)
+               : (std::uint64_t(lane_of(id)) * K_ + std::uint64_t(step_of(id))) * U_ + unit_of(id);
+  }
+  // Whether node `id` was claimed (a queue's entry of it is stale).
+  bool claimed(std::size_t id) const { return count_[id].load(std::memory_order_relaxed) < 0; }
   // Whether this caller runs ready node `id` (no one else will).
   bool claim(std::size_t id) {
     int ready = 0;
@@ -159,11 +174,7 @@ class ReadyGraph {
   }
   void push(std::size_t id) {
     const std::size_t u = unit_of(id);
-    // Stage and variable group first, then the step, then the unit in schedule order; a seed
-    // draws a random order instead (testing).
-    const std::uint64_t key =
-        seed_ != 0 ? stencil::hash_combine(seed_, id)
-                   : (std::uint64_t(lane_of(id)) * K_ + std::uint64_t(step_of(id))) * U_ + u;
+    const std::uint64_t key = priority(id);
     // The unit's worker: an equal share of each part of the order per worker.
     const std::size_t part = s_.second_part, first = u < part ? 0 : part;
     const std::size_t n = u < part ? part : U_ - part;
