@@ -34,18 +34,17 @@ class ReadyGraph {
     std::size_t id = 0, lanes = 1;
   };
 
-  ReadyGraph(const ChunkRun& run, const Lanes& lanes, int workers, std::uint64_t seed)
+  ReadyGraph(const ChunkRun& run, int workers, std::uint64_t seed)
       : s_(run.schedule()),
         U_(s_.units()),
         K_(std::size_t(s_.steps)),
-        VG_(lanes.groups.size()),
-        L_(lanes.count()),
+        VG_(run.lanes().groups.size()),
+        L_(run.lanes().count()),
         count_(std::make_unique<std::atomic<int>[]>(L_ * U_ * K_)),
         fusable_(U_ * K_),
         queues_(std::size_t(workers)),
         finished_(std::size_t(workers)),
         seed_(seed) {
-    const Schedule& s = s_;
     for (std::size_t u = 0; u < U_; ++u)
       for (std::size_t k = 0; k < K_; ++k)
         fusable_[u * K_ + k] = seed == 0 && run.message_free(u, int(k));
@@ -53,23 +52,23 @@ class ReadyGraph {
     std::vector<std::vector<std::uint32_t>> fed(U_ * K_);
     for (std::size_t w = 0; w < U_; ++w)
       for (std::size_t k = 1; k < K_; ++k)
-        for (const std::uint32_t u : s.feeds[w * K_ + k])
+        for (const std::uint32_t u : s_.feeds[w * K_ + k])
           fed[u * K_ + k].push_back(std::uint32_t(w));
     fed_ = Adjacency<std::uint32_t>(fed);
     for (std::size_t lane = 0; lane < L_; ++lane)
       for (std::size_t u = 0; u < U_; ++u)
         for (std::size_t k = 0; k < K_; ++k) {
           const std::size_t n = u * K_ + k;
-          int in = int(s.consumes[n].size());
+          int in = int(s_.consumes[n].size());
           if (k > 0)
-            in += 1 + int(s.feeds[n].size());
+            in += 1 + int(s_.feeds[n].size());
           else if (lane >= VG_)
-            in += 1 + int(s.links[u].size());
+            in += 1 + int(s_.links[u].size());
           count_[id(lane, u, k)].store(in, std::memory_order_relaxed);
         }
     for (std::size_t lane = 0; lane < std::min(L_, VG_); ++lane)
       for (std::size_t u = 0; u < U_; ++u)
-        if (s.consumes[u * K_].empty()) push(id(lane, u, 0));
+        if (s_.consumes[u * K_].empty()) push(id(lane, u, 0));
   }
 
   // Whether every step has run (asked when a worker finds nothing to run).
@@ -127,18 +126,20 @@ class ReadyGraph {
     const std::lock_guard lock(q.mutex);
     q.running = on;
   }
-  // Step `id` has run on `worker`: its successors lose an input.
-  void finished(std::size_t id, int worker) {
-    const std::size_t lane = lane_of(id), u = unit_of(id), k = std::size_t(step_of(id));
-    if (k + 1 < K_) {
-      ready_one(this->id(lane, u, k + 1));
-      for (const std::uint32_t w : fed_[u * K_ + k + 1]) ready_one(this->id(lane, w, k + 1));
-    } else if (lane + VG_ < L_) {
-      ready_one(this->id(lane + VG_, u, 0));
-      for (const std::uint32_t w : s_.links[u]) ready_one(this->id(lane + VG_, w, 0));
+  // The steps of `p` have run on `worker`: their successors lose an input.
+  void finished(const Pick& p, int worker) {
+    const std::size_t u = unit_of(p.id), k = std::size_t(step_of(p.id));
+    for (std::size_t lane = lane_of(p.id); lane < lane_of(p.id) + p.lanes; ++lane) {
+      if (k + 1 < K_) {
+        ready_one(id(lane, u, k + 1));
+        for (const std::uint32_t w : fed_[u * K_ + k + 1]) ready_one(id(lane, w, k + 1));
+      } else if (lane + VG_ < L_) {
+        ready_one(id(lane + VG_, u, 0));
+        for (const std::uint32_t w : s_.links[u]) ready_one(id(lane + VG_, w, 0));
+      }
     }
     Finished& f = finished_[std::size_t(worker)];
-    f.steps.store(f.steps.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    f.steps.store(f.steps.load(std::memory_order_relaxed) + p.lanes, std::memory_order_release);
   }
   // Receive m of `lane` has arrived.
   void arrived(std::size_t lane, std::size_t m) {
@@ -226,7 +227,7 @@ SchedulePolicy DynamicRuntime::policy(const StageGraph&, const StageWork&, int) 
 
 void DynamicRuntime::run_chunk(ChunkRun& run) {
   const int T = threads();
-  ReadyGraph g(run, run.lanes(), T, options_.order_seed);
+  ReadyGraph g(run, T, options_.order_seed);
   std::mutex& token = run.halo().token();
   const auto arrived = [&](std::size_t lane, std::size_t m) { g.arrived(lane, m); };
   pool().run_workers([&](const int w) {
@@ -236,10 +237,8 @@ void DynamicRuntime::run_chunk(ChunkRun& run) {
       const auto now = Clock::now();
       const bool starved = std::chrono::duration<double>(now - found).count() > kStarvedSeconds;
       if (const auto pick = g.pop(w, starved)) {
-        const std::size_t id = pick->id;
-        run.run_step(g.lane_of(id), g.unit_of(id), g.step_of(id), w, pick->lanes);
-        for (std::size_t j = 0; j < pick->lanes; ++j)
-          g.finished(g.id(g.lane_of(id) + j, g.unit_of(id), std::size_t(g.step_of(id))), w);
+        run.run_step(g.lane_of(pick->id), g.unit_of(pick->id), g.step_of(pick->id), w, pick->lanes);
+        g.finished(*pick, w);
         found = Clock::now();
         if (!run.halo().posts_waiting() &&
             std::chrono::duration<double>(found - polled).count() < kPollSeconds)

@@ -18,6 +18,15 @@ namespace miniamr::runtime {
 
 namespace {
 
+// Every block's measured cost, or nothing when a block has none yet.
+std::span<const double> measured_costs(const mesh::Domain& domain) {
+  // Every block measured (a new block inherits its parent's record), else none.
+  const bool measured =
+      domain.cost.size() == domain.blocks.size() &&
+      std::all_of(domain.cost.begin(), domain.cost.end(), [](const double c) { return c > 0; });
+  return measured ? std::span<const double>(domain.cost) : std::span<const double>();
+}
+
 // Names the compact copies' pieces of work to the slowdown's noise, apart from the unit steps'.
 constexpr std::uint64_t kCopyId = std::uint64_t(0xc0b1) << 48;
 
@@ -221,14 +230,6 @@ std::vector<std::vector<double>> Mapper::run_uniform(mesh::Domain& domain,
     block_seconds_ = block_seconds_ == 0 ? per_block : 0.5 * block_seconds_ + 0.5 * per_block;
   }
   return totals;
-}
-
-std::span<const double> Mapper::measured_costs(const mesh::Domain& domain) {
-  // Every block measured (a new block inherits its parent's record), else none.
-  const bool measured =
-      domain.cost.size() == domain.blocks.size() &&
-      std::all_of(domain.cost.begin(), domain.cost.end(), [](const double c) { return c > 0; });
-  return measured ? std::span<const double>(domain.cost) : std::span<const double>();
 }
 
 void Mapper::run_chunks(mesh::Domain& domain, std::span<const StageWork> stages,

@@ -147,9 +147,6 @@ class Mapper : public Runtime {
   void run_chunks(mesh::Domain& domain, std::span<const StageWork> stages, const StageGraph& graph,
                   const Schedule& schedule, int chunk, double& copy_seconds);
 
-  // Every block's measured cost, or nothing when a block has none yet.
-  static std::span<const double> measured_costs(const mesh::Domain& domain);
-
   struct Cached {
     SchedulePolicy policy;
     Schedule schedule;
