@@ -149,11 +149,6 @@ void merge_families_leaving(Domain& domain, std::vector<std::int8_t>& marks,
 
 }  // namespace
 
-std::int64_t Mesh::gather_families(Domain& domain) {
-  const auto targets = family_targets(domain);
-  return targets ? migrate_blocks(domain, *targets) : 0;
-}
-
 // This rank's runs (and the length of each) and its consensus neighbours': the ranks holding
 // the rest of a family are neighbours in the consensus (they hold leaf siblings of this
 // rank's), so the runs come point to point, one message each way.
@@ -221,10 +216,9 @@ Mesh::Runs Mesh::exchange_runs(const Domain& domain) const {
   return r;
 }
 
-std::optional<std::vector<int>> Mesh::family_targets(const Domain& domain) const {
-  // Where no family that may coarsen is split between ranks (the static runtime's cuts keep
-  // the families whole on a rank together), no rank needs its neighbours' runs.
-  if (comm_.size() == 1 || !families_split_) return std::nullopt;
+std::int64_t Mesh::gather_families(Domain& domain) {
+  // Where no family that may coarsen is split between ranks, no rank needs its neighbours' runs.
+  if (comm_.size() == 1 || !families_split_) return 0;
   const Runs r = exchange_runs(domain);
   // A run moves to the rank where its family starts when every rank in between holds nothing
   // but leaves of that family at the same level (they move there too), so ranges stay in curve
@@ -250,8 +244,7 @@ std::optional<std::vector<int>> Mesh::family_targets(const Domain& domain) const
       moving = true;
     }
   }
-  if (!comm_.any(moving)) return std::nullopt;
-  return targets;
+  return comm_.any(moving) ? migrate_blocks(domain, targets) : 0;
 }
 
 Mesh::SplitFamilies Mesh::split_families(const Domain& domain) const {

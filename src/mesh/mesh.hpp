@@ -109,13 +109,10 @@ class Mesh {
 
   // Collective. Moves the leading leaves of a family that starts on an earlier rank to that
   // rank, so every family that may coarsen is whole on one rank before marks are computed.
-  // Returns the blocks sent from here.
+  // Returns the blocks sent from here. Local when the last rebuild found no family split
+  // between ranks (Neighbourhood::families_split). The adaptation brings together only the
+  // split families that coarsen (split_families); the mesh it makes is the one this gives.
   std::int64_t gather_families(Domain& domain);
-  // Collective. The targets of gather_families (one per local block; empty on a rank without
-  // blocks), or nullopt on every rank when no rank moves a block: for a caller that accounts
-  // the move apart from the check. Local when the last rebuild found no family split between
-  // ranks (Neighbourhood::families_split).
-  std::optional<std::vector<int>> family_targets(const Domain& domain) const;
   // The families of 8 leaves split between ranks, for an adaptation that gathers only those
   // that coarsen (after the closure, which keeps a split family's marks alike): per local leaf,
   // whether its family is one (`complete`, as octree::initial_marks takes it), and the rank of
