@@ -85,6 +85,7 @@ Communicator::Communicator(MPI_Comm parent) {
 }
 
 Communicator::~Communicator() {
+  nodes_.reset();
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (owned_ && comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
@@ -95,7 +96,8 @@ Communicator::Communicator(Communicator&& o) noexcept
       owned_(o.owned_),
       rank_(o.rank_),
       size_(o.size_),
-      traffic_(o.traffic_) {}
+      traffic_(o.traffic_),
+      nodes_(std::move(o.nodes_)) {}
 
 void Communicator::sum_in_place(std::span<std::int64_t> v) const {
   note(1);
@@ -181,8 +183,14 @@ std::vector<std::vector<std::int64_t>> Communicator::gather(
 }
 
 void Communicator::allgather_bytes(const void* mine, int bytes, void* all) const {
+  if (!nodes_) nodes_ = std::make_unique<NodeAllgather>(comm_);
   note(1);
-  MPI_Allgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, comm_);
+  nodes_->allgather(mine, bytes, all);
+}
+
+void Communicator::group_nodes(int node) const {
+  nodes_.reset();
+  nodes_ = std::make_unique<NodeAllgather>(comm_, node);
 }
 
 void Communicator::gather_bytes(const void* mine, int bytes, void* all) const {

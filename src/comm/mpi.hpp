@@ -2,11 +2,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include <mpi.h>
+
+#include "comm/node_allgather.hpp"
 
 namespace miniamr::comm {
 
@@ -91,8 +94,14 @@ class Communicator {
   PrefixSum prefix_sum(std::int64_t mine) const;
   // Every rank's `mine`, in rank order, on rank 0 (empty elsewhere).
   std::vector<std::vector<std::int64_t>> gather(std::span<const std::int64_t> mine) const;
-  // Every rank's `bytes` bytes at `mine`, in rank order, into `all` (size() * bytes).
+  // Every rank's `bytes` bytes at `mine`, in rank order, into `all` (size() * bytes): in two
+  // levels where ranks share nodes (NodeAllgather, set up at the first call).
   void allgather_bytes(const void* mine, int bytes, void* all) const;
+  // Collective: allgather_bytes groups the ranks into nodes by `node` (the same value, the same
+  // node) instead of by the memory they share; for tests of several nodes on one machine.
+  void group_nodes(int node) const;
+  // Whether allgather_bytes has gathered in two levels (its set-up found several nodes).
+  bool allgathers_by_node() const { return nodes_ && nodes_->two_level(); }
   // The same into rank 0's `all` alone (read on rank 0 only).
   void gather_bytes(const void* mine, int bytes, void* all) const;
   // Rank 0's `bytes` bytes at `data` into every rank's `data`.
@@ -125,6 +134,7 @@ class Communicator {
   int rank_ = 0;
   int size_ = 1;
   mutable Traffic traffic_;
+  mutable std::unique_ptr<NodeAllgather> nodes_;  // after comm_: freed before it
 };
 
 // min, average and max of one value over the ranks (each rank passes its own).

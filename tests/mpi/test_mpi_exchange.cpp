@@ -2,7 +2,8 @@
 // world's (3 ranks: one folded into its neighbour; 2 and 4: powers of two): notify(), which
 // tells each rank who will send to it and how much, and the two sparse exchanges built on
 // NBX (probes and a non-blocking barrier) and on notify() (the simulation build's), which must
-// deliver the same parcels; and broadcast_values, whose count only rank 0 knows.
+// deliver the same parcels; broadcast_values, whose count only rank 0 knows; and the allgather in
+// two levels (through a leader per node) that ranks sharing nodes take.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -147,4 +148,37 @@ TEST(BroadcastValues, EveryRankGetsRootsValuesInOneOrTwoCollectives) {
     return ok;
   });
   EXPECT_TRUE(all_ranks(failed.empty(), "broadcast_values wrong on sizes" + failed));
+}
+
+// Ranks grouped into nodes of consecutive ranks, interleaved (uneven where the count is odd) and
+// one a node: every rank gets every rank's bytes in rank order, in two levels wherever there is
+// more than one node and a node of several ranks.
+TEST(AllgatherBytes, EveryRanksBytesInRankOrderThroughNodeLeaders) {
+  const std::string failed = on_every_size([](const Communicator& comm) {
+    const int P = comm.size(), me = comm.rank();
+    bool ok = true;
+    const std::array<std::function<int(int)>, 3> groupings{
+        [](int r) { return r / 2; }, [](int r) { return r % 2; }, [](int r) { return r; }};
+    for (const auto& node_of : groupings) {
+      comm.group_nodes(node_of(me));
+      std::set<int> nodes;
+      for (int r = 0; r < P; ++r) nodes.insert(node_of(r));
+      const int n = int(nodes.size());
+      ok = ok && comm.allgathers_by_node() == (n > 1 && n < P);
+      for (const int bytes : {1, 8, 13}) {
+        std::vector<unsigned char> mine(std::size_t(bytes), 0);
+        std::vector<unsigned char> all(std::size_t(P * bytes), 0);
+        for (int b = 0; b < bytes; ++b)
+          mine[std::size_t(b)] = static_cast<unsigned char>(31 * me + b);
+        const auto before = comm.traffic().collectives;
+        comm.allgather_bytes(mine.data(), bytes, all.data());
+        ok = ok && comm.traffic().collectives - before == 1;
+        for (int r = 0; r < P; ++r)
+          for (int b = 0; b < bytes; ++b)
+            ok = ok && all[std::size_t(r * bytes + b)] == static_cast<unsigned char>(31 * r + b);
+      }
+    }
+    return ok;
+  });
+  EXPECT_TRUE(all_ranks(failed.empty(), "allgather_bytes wrong on sizes" + failed));
 }
