@@ -35,20 +35,19 @@ NodeAllgather::NodeAllgather(MPI_Comm comm, std::optional<int> node) : comm_(com
   MPI_Comm_rank(node_, &node_rank);
   MPI_Comm_size(node_, &node_size_);
   leader_ = node_rank == 0;
-  const bool leader = leader_;
-  int leading = leader ? 1 : 0;
+  int leading = leader_ ? 1 : 0;
   MPI_Allreduce(&leading, &nodes_, 1, MPI_INT, MPI_SUM, comm_);
   two_level_ = nodes_ > 1 && nodes_ < size_;
   if (!two_level_) {
     free_comm(node_);
     return;
   }
-  MPI_Comm_split(comm_, leader ? 0 : MPI_UNDEFINED, rank, &leaders_);
+  MPI_Comm_split(comm_, leader_ ? 0 : MPI_UNDEFINED, rank, &leaders_);
   // Each node's ranks, in node order (the split keeps rank order within a node), on its leader;
   // then every node's, in the leaders' order, on every leader.
-  std::vector<int> members(leader ? std::size_t(node_size_) : 0);
+  std::vector<int> members(leader_ ? std::size_t(node_size_) : 0);
   MPI_Gather(&rank, 1, MPI_INT, members.data(), 1, MPI_INT, 0, node_);
-  if (!leader) return;
+  if (!leader_) return;
   node_sizes_.resize(std::size_t(nodes_));
   MPI_Allgather(&node_size_, 1, MPI_INT, node_sizes_.data(), 1, MPI_INT, leaders_);
   rank_at_.resize(std::size_t(size_));
