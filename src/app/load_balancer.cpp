@@ -16,6 +16,7 @@
 #include "app/link_model_file.hpp"
 #include "app/objects.hpp"
 #include "app/root_io.hpp"
+#include "app/timeline.hpp"
 #include "io/printable.hpp"
 #include "mesh/migrate.hpp"
 #include "runtime/clock.hpp"
@@ -224,7 +225,12 @@ void LoadBalancer::refinement_moved(int ts, std::int64_t blocks) {
 }
 
 bool LoadBalancer::decides_after(int ts) const {
-  return rt_.comm().size() > 1 && (ts % config_.lb_freq == 0 || ts == recheck_);
+  // Not when the next timestep ends in a refinement step: its cut, from the same measurements
+  // and of the adapted mesh, supersedes a move made now, which would have one timestep to pay
+  // for itself (the predictive weights, a block about to split counted as eight, describe the
+  // mesh after that step, not the timestep before it).
+  return rt_.comm().size() > 1 && (ts % config_.lb_freq == 0 || ts == recheck_) &&
+         !refines_after(config_, ts + 1);
 }
 
 std::vector<std::int64_t> LoadBalancer::curve_weights(const mesh::Domain& domain,

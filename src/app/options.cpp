@@ -197,7 +197,7 @@ constexpr std::array kOptions{
   OptionSpec{"plan_timeout", RealSetter{[](State& s, double v) { s.config.plan_timeout = v; }}, "S", "5", "seconds to wait for the plan server's answer", Group::kLaunch},
   OptionSpec{"lb", TextSetter{[](State& s, const std::string& v) { s.config.lb = v; s.config.lb_given = true; }}, "NAME", "predictive", "dynamic balancer: none, diffusion, sfc, central, predictive", Group::kBalancer},
   OptionSpec{"lb_threshold", RealSetter{[](State& s, double v) { s.config.lb_threshold = v; }}, "X", "1.10", "balance when max/mean predicted rank time exceeds X (>= 1)", Group::kBalancer},
-  OptionSpec{"lb_freq", IntSetter{[](State& s, int v) { s.config.lb_freq = v; }}, "N", "5", "dynamic balancer: decide every N timesteps between refinement steps (a batch of timesteps ends there)", Group::kBalancer},
+  OptionSpec{"lb_freq", IntSetter{[](State& s, int v) { s.config.lb_freq = v; }}, "N", "5", "dynamic balancer: decide every N timesteps between refinement steps, not just before one (a batch of timesteps ends there)", Group::kBalancer},
   OptionSpec{"lb_max_move", RealSetter{[](State& s, double v) { s.config.lb_max_move = v; }}, "F", "1", "central: move at most this fraction of the blocks (0 < F <= 1)", Group::kBalancer},
   OptionSpec{"lb_log", TextSetter{[](State& s, const std::string& v) { s.config.lb_log_path = v; }}, "FILE", "none", "write one JSON line per balancing decision", Group::kBalancer},
   OptionSpec{"lb_replay", TextSetter{[](State& s, const std::string& v) { s.config.lb_replay_path = v; }}, "FILE", "none", "apply the moves of an --lb_log file instead of deciding", Group::kBalancer},
