@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <utility>
 
 #ifdef MINIAMR_SIMGRID
@@ -13,6 +14,12 @@
 #include "comm/tally.hpp"
 
 namespace miniamr::comm {
+
+std::vector<int> displacements(std::span<const int> counts) {
+  std::vector<int> at(counts.size(), 0);
+  std::exclusive_scan(counts.begin(), counts.end(), at.begin(), 0);
+  return at;
+}
 
 MPI_Comm duplicate(MPI_Comm parent) {
   MPI_Comm comm = MPI_COMM_NULL;
@@ -171,8 +178,7 @@ std::vector<std::vector<std::int64_t>> Communicator::gather(
   std::vector<int> counts(is_root() ? std::size_t(size_) : 0);
   note(2);
   MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm_);
-  std::vector<int> displs(counts.size(), 0);
-  for (std::size_t r = 1; r < counts.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
+  const std::vector<int> displs = displacements(counts);
   std::vector<std::int64_t> flat(counts.empty() ? 0 : std::size_t(displs.back() + counts.back()));
   MPI_Gatherv(mine.data(), n, MPI_INT64_T, flat.data(), counts.data(), displs.data(), MPI_INT64_T,
               0, comm_);

@@ -41,6 +41,9 @@ inline constexpr const char* kSharedMemoryEagerBytes = "32768";
 // nothing in the simulation build or when the variable is unset or not a number.
 std::optional<std::int64_t> shared_memory_eager_bytes();
 
+// Where each of `counts` consecutive pieces begins (MPI's displacements for a -v collective).
+std::vector<int> displacements(std::span<const int> counts);
+
 // MPI_Init on construction, MPI_Finalize on destruction (unless MPI was already up).
 
 class MpiEnvironment {

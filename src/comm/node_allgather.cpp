@@ -2,7 +2,8 @@
 
 #include <cstddef>
 #include <cstring>
-#include <numeric>
+
+#include "comm/mpi.hpp"
 
 namespace miniamr::comm {
 
@@ -13,12 +14,6 @@ void free_comm(MPI_Comm& c) {
   MPI_Finalized(&finalized);
   if (c != MPI_COMM_NULL && !finalized) MPI_Comm_free(&c);
   c = MPI_COMM_NULL;
-}
-
-std::vector<int> displacements(const std::vector<int>& counts) {
-  std::vector<int> at(counts.size(), 0);
-  std::exclusive_scan(counts.begin(), counts.end(), at.begin(), 0);
-  return at;
 }
 
 }  // namespace
@@ -35,9 +30,9 @@ NodeAllgather::NodeAllgather(MPI_Comm comm, std::optional<int> node) : comm_(com
   MPI_Comm_rank(node_, &node_rank);
   MPI_Comm_size(node_, &node_size_);
   leader_ = node_rank == 0;
-  int leading = leader_ ? 1 : 0;
-  MPI_Allreduce(&leading, &nodes_, 1, MPI_INT, MPI_SUM, comm_);
-  two_level_ = nodes_ > 1 && nodes_ < size_;
+  int leading = leader_ ? 1 : 0, nodes = 0;
+  MPI_Allreduce(&leading, &nodes, 1, MPI_INT, MPI_SUM, comm_);
+  two_level_ = nodes > 1 && nodes < size_;
   if (!two_level_) {
     free_comm(node_);
     return;
@@ -48,7 +43,7 @@ NodeAllgather::NodeAllgather(MPI_Comm comm, std::optional<int> node) : comm_(com
   std::vector<int> members(leader_ ? std::size_t(node_size_) : 0);
   MPI_Gather(&rank, 1, MPI_INT, members.data(), 1, MPI_INT, 0, node_);
   if (!leader_) return;
-  node_sizes_.resize(std::size_t(nodes_));
+  node_sizes_.resize(std::size_t(nodes));
   MPI_Allgather(&node_size_, 1, MPI_INT, node_sizes_.data(), 1, MPI_INT, leaders_);
   rank_at_.resize(std::size_t(size_));
   const std::vector<int> at = displacements(node_sizes_);

@@ -27,7 +27,6 @@ class NodeAllgather {
 
   // Whether it gathers in two levels: more than one node, and some node with several ranks.
   bool two_level() const { return two_level_; }
-  int nodes() const { return nodes_; }
 
   // Collective: every rank's `bytes` bytes at `mine`, in rank order, into `all` (size * bytes).
   void allgather(const void* mine, int bytes, void* all) const;
@@ -36,7 +35,7 @@ class NodeAllgather {
   MPI_Comm comm_;
   MPI_Comm node_ = MPI_COMM_NULL;     // this rank's node
   MPI_Comm leaders_ = MPI_COMM_NULL;  // the nodes' first ranks (null elsewhere)
-  int size_ = 1, node_size_ = 1, nodes_ = 1;
+  int size_ = 1, node_size_ = 1;
   bool leader_ = true, two_level_ = false;
   // On the leaders: each node's rank count in the leaders' order, and the rank whose bytes
   // come at each place of the leaders' gather (empty where that is rank order).

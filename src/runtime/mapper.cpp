@@ -18,9 +18,9 @@ namespace miniamr::runtime {
 
 namespace {
 
-// Every block's measured cost, or nothing when a block has none yet.
+// Every block's measured cost, or nothing when a block has none yet (a new block inherits its
+// parent's record).
 std::span<const double> measured_costs(const mesh::Domain& domain) {
-  // Every block measured (a new block inherits its parent's record), else none.
   const bool measured =
       domain.cost.size() == domain.blocks.size() &&
       std::all_of(domain.cost.begin(), domain.cost.end(), [](const double c) { return c > 0; });
@@ -131,8 +131,7 @@ std::string Mapper::graph_dot(const mesh::Domain& domain, bool edges, int stages
   int n = int(mine.size());
   std::vector<int> counts(comm.is_root() ? std::size_t(comm.size()) : 0);
   MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm.get());
-  std::vector<int> displs(counts.size(), 0);
-  for (std::size_t r = 1; r < counts.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
+  const std::vector<int> displs = comm::displacements(counts);
   std::string all(counts.empty() ? 0 : std::size_t(displs.back() + counts.back()), ' ');
   MPI_Gatherv(mine.data(), n, MPI_CHAR, all.data(), counts.data(), displs.data(), MPI_CHAR, 0,
               comm.get());
