@@ -551,6 +551,14 @@ void Simulation::maybe_rebalance(bool report, std::optional<sfc::LoadSpread> kno
   if (!cut_shares_) return;
   const sfc::LoadSpread loads = known ? *known : block_spread();
   if (equal_shares() && !sfc::needs_balance(loads, config_.inbalance)) return;
+  // The cut that made this partition of this mesh, by these shares, moves nothing: without this
+  // a count cut that cannot even out the counts (families kept whole) would be re-made, two
+  // collectives each, after every refinement step that changes nothing. Measured weights change
+  // without the mesh: their cuts are always re-made.
+  const bool mesh_weights = balancer_ || config_.lb_weight != LbWeight::kMeasured;
+  if (mesh_weights && standing_cut_ && standing_cut_->generation == mesh_.generation() &&
+      standing_cut_->shares == *cut_shares_)
+    return;
   auto line = [&](const char* when, const sfc::LoadSpread& l) {
     if (!report || !verbose_output()) return;
     fmt::print(out_, "{} ave {} min {} max {}\n", when, l.sum / std::int64_t(l.ranks), l.min,
@@ -564,6 +572,7 @@ void Simulation::maybe_rebalance(bool report, std::optional<sfc::LoadSpread> kno
     sent = mesh_.rebalance(domain_, cut_weights(), *cut_shares_);
   }
   trace_event("rebalance", t0, timestep_);
+  standing_cut_ = StandingCut{mesh_.generation(), *cut_shares_};
   stats_.blocks_moved_lb += runtime_.comm().sum(sent);
   ++stats_.load_balances;
   stats_.max_blocks_rank = std::max(stats_.max_blocks_rank, std::int64_t(domain_.leaves.size()));

@@ -181,6 +181,14 @@ class Simulation {
   std::optional<sfc::Shares> cut_shares_;  // of the refinement step under way
   // Whether the step's last adaptation was cut into cut_shares_ before it was made.
   bool adapted_mesh_cut_ = false;
+  // The last re-cut after a step (maybe_rebalance): the plans' generation it left and the shares
+  // it cut by. A cut is a function of the leaves, their weights and the shares, so the same
+  // re-cut of a mesh that neither adapted nor migrated since (the same generation) moves nothing.
+  struct StandingCut {
+    std::uint64_t generation = 0;
+    sfc::Shares shares;
+  };
+  std::optional<StandingCut> standing_cut_;
   std::unique_ptr<FieldPlot> field_plot_;  // with --plot_format xdmf or vtkhdf
 };
 

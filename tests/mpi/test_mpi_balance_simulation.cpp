@@ -185,6 +185,46 @@ TEST(BalanceInTheDriver, GrownMeshIsRecheckedOnlyWhenItsCutSetsRanksApart) {
   EXPECT_TRUE(everywhere(apart.stats.field_digest == equal.stats.field_digest));
 }
 
+// A re-cut after a refinement step is a function of the leaves, their weights and the shares:
+// after steps that change nothing it would move nothing, and it is not made again. A box that
+// stays put is refined at timestep 0 only; the steps after 2, 4, 6 and 8 change nothing.
+TEST(BalanceInTheDriver, ACutStandsUntilTheMeshChanges) {
+  int P = 1, me = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  if (P == 1) GTEST_SKIP() << "one rank is never cut";
+  app::Config c = deck();
+  c.num_tsteps = 8;
+  c.refine_freq = 2;
+  c.objects[0].move = {0.0, 0.0, 0.0};
+  // The count cut keeps families whole: on these 2 roots, refined around the box, it leaves the
+  // ranks' counts at least 2 apart on 2, 3 and 4 ranks, so every step after the first asks for
+  // a re-cut: made once.
+  const Outcome counts = run_static(c);
+  ASSERT_EQ(counts.stats.refine_steps, 5);
+  EXPECT_EQ(counts.stats.load_balances, 1);
+  // The dynamic runtime's cuts by shares (replayed, rank 0 at twice the share of the others at
+  // every step): re-cut once, after the first step that changes nothing.
+  c.runtime = "dynamic";
+  c.lb_freq = 100;
+  c.lb_replay_path = ::testing::TempDir() + "miniamr_standing_cut.jsonl";
+  std::vector<double> shares(std::size_t(P), 1.0);
+  shares[0] = 2.0;
+  if (me == 0) {
+    std::ofstream out(c.lb_replay_path);
+    out << nlohmann::json{{"miniamr_lb_log", 1}, {"ranks", P}}.dump() << "\n";
+    for (int ts = 0; ts <= c.num_tsteps; ts += c.refine_freq)
+      out << nlohmann::json{{"timestep", ts}, {"kind", "refinement"}, {"shares", shares}}.dump()
+          << "\n";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const Outcome cut = run_dynamic(c);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == 0) std::remove(c.lb_replay_path.c_str());
+  EXPECT_EQ(cut.stats.load_balances, 1);
+  EXPECT_TRUE(everywhere(cut.stats.field_digest == counts.stats.field_digest));
+}
+
 // --slow_rank on the last rank: its stages, its compact copies (where the kernels sweep compact
 // interiors) and refinement's splits and merges are all slowed, nothing on the other ranks, and
 // no value changes.
