@@ -162,6 +162,10 @@ ReplayLog parse_replay_log(std::string_view text, const std::string& path, const
         if (!(v > 0 && v <= 1e6)) at.fail("a cut's shares must be positive numbers (at most 1e6)");
         cut.push_back(v);
       }
+      if (const auto recut = j.find("recut"); recut != j.end()) {
+        if (!recut->is_boolean()) at.fail("\"recut\" must be true or false");
+        if (!recut->get<bool>()) log.kept.insert(int(ts));
+      }
       continue;
     }
     const auto taken = j.find("taken");

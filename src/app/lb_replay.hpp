@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,11 +32,13 @@ struct ReplayMove {
   std::int64_t blocks = 0;
 };
 
-// What a log took, by timestep: the moves of the decisions taken, and the shares of each
-// refinement step's cut.
+// What a log took, by timestep: the moves of the decisions taken, the shares of each
+// refinement step's cut, and the refinement steps that changed nothing and kept their partition
+// (a re-cut that did not pay: "recut": false).
 struct ReplayLog {
   std::map<int, std::vector<ReplayMove>> moves;
   std::map<int, std::vector<double>> shares;
+  std::set<int> kept;
 };
 
 // The cuts and moves of an --lb_log text, checked against a run of `config` on `ranks` ranks: the

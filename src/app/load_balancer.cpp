@@ -5,7 +5,9 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <string>
 #include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -178,6 +180,7 @@ std::optional<sfc::Shares> LoadBalancer::refinement_shares(int ts) {
     std::vector<double> packed;
     if (rt_.comm().is_root()) {
       MINIAMR_TIMED(rt_.timers(), kLoadBalance);
+      standing_speeds_ = speeds_;
       speeds_ = balance::settled_speeds(cut_ranks_, speeds_, rule_.noise, rule_.threshold);
       packed = sfc::Shares(balance::shares_of(speeds_)).packed();
     }
@@ -193,9 +196,43 @@ std::optional<sfc::Shares> LoadBalancer::refinement_shares(int ts) {
   return cut_shares_;
 }
 
+bool LoadBalancer::recut_pays(int ts, double horizon_stages) {
+  if (!cut_shares_.given()) return true;
+  if (!config_.lb_replay_path.empty()) {
+    if (replay_.kept.contains(ts)) recut_declined_ = "replay";
+    return recut_declined_.empty();
+  }
+  MINIAMR_TIMED(rt_.timers(), kLoadBalance);
+  std::int64_t pays = 1;
+  if (rt_.comm().is_root()) {
+    const balance::Price price{link_, double(mesh::migrated_block_bytes(config_.block_shape()))};
+    const balance::Proposal p = balance::propose(
+        cut_ranks_, {balance::Strategy::kSfc, 1.0, speeds_, horizon_stages, price});
+    const balance::Verdict v = balance::accept(p, {1.0, rule_.noise}, hysteresis_);
+    if (v != balance::Verdict::kTake) {
+      pays = 0;
+      recut_declined_ = std::string(balance::reason(v));
+      speeds_ = standing_speeds_;
+    }
+  }
+  rt_.comm().broadcast_bytes(&pays, sizeof pays);
+  if (pays == 0 && recut_declined_.empty()) recut_declined_ = "declined";  // the other ranks
+  return pays != 0;
+}
+
+void LoadBalancer::migrated(double seconds, std::int64_t sent) {
+  const double block_bytes = double(mesh::migrated_block_bytes(config_.block_shape()));
+  rebuild_s_ = std::max(0.0, seconds - link_.seconds(double(sent) * block_bytes));
+}
+
 void LoadBalancer::refinement_moved(int ts, std::int64_t blocks) {
   if (!cut_shares_.given()) return;
-  ++stats_.refinement_cuts;
+  const std::string declined = std::exchange(recut_declined_, {});
+  if (declined.empty()) {
+    ++stats_.refinement_cuts;
+  } else {
+    ++stats_.decisions_skipped;
+  }
   stats_.blocks_migrated += blocks;
   stats_.blocks_migrated_at_refinement += blocks;
   stats_.bytes_migrated += blocks * std::int64_t(mesh::migrated_block_bytes(config_.block_shape()));
@@ -208,15 +245,19 @@ void LoadBalancer::refinement_moved(int ts, std::int64_t blocks) {
       error[r] = cut_ranks_[r].speed_error;
       measured[r] = cut_ranks_[r].seconds_per_stage;
     }
-    const Json line{{"timestep", ts},
-                    {"kind", "refinement"},
-                    {"shares", cut_shares_.values()},
-                    {"speeds", balance::rank_speeds(cut_ranks_)},
-                    {"noise", noise},
-                    {"speed_error", error},
-                    {"measured_s_per_stage", measured},
-                    {"predicted_s_per_stage_before", rank_times(cut_ranks_)},
-                    {"blocks", blocks}};
+    Json line{{"timestep", ts},
+              {"kind", "refinement"},
+              {"shares", cut_shares_.values()},
+              {"speeds", balance::rank_speeds(cut_ranks_)},
+              {"noise", noise},
+              {"speed_error", error},
+              {"measured_s_per_stage", measured},
+              {"predicted_s_per_stage_before", rank_times(cut_ranks_)},
+              {"blocks", blocks}};
+    if (!declined.empty()) {
+      line["recut"] = false;
+      line["reason"] = declined;
+    }
     log_ += line.dump() + "\n";
   }
   // P entries on every rank, P^2 in a simulation's one process: not kept to the next step.
@@ -335,10 +376,8 @@ std::int64_t LoadBalancer::migrate(int ts, mesh::Domain& domain, const mesh::Cur
     return by_block;
   }());
   for (double& c : domain.cost) c /= per_task_speed;
-  // What the move cost beyond its bytes (the plans rebuilt): the next decisions price it in.
+  migrated(runtime::seconds_since(started), sent);
   const double block_bytes = double(mesh::migrated_block_bytes(domain.shape));
-  rebuild_s_ =
-      std::max(0.0, runtime::seconds_since(started) - link_.seconds(double(sent) * block_bytes));
   // Each moved block's record goes to the rank whose curve range now holds it: there it must
   // name that rank and find the block arrived.
   directory_.clear();

@@ -60,8 +60,19 @@ class LoadBalancer {
   // as mesh::Mesh::rebalance takes them) to cut the adapted mesh by, or nothing when this
   // balancer does not cut (one rank, --lb none).
   std::optional<sfc::Shares> refinement_shares(int ts);
+  // Collective, at refinement step `ts` when it changed nothing (no leaf adapted or moved), before
+  // the re-cut by its shares. That re-cut moves blocks as a decision does, and is made only when
+  // it pays as one: runtime::balance::accept on the proposal of a curve cut by the step's speeds
+  // over `horizon_stages`, its gain beyond the noise and the migration (the mesh's own imbalance
+  // is no threshold: it is not what changed). When it does not pay the partition keeps the speeds
+  // it was cut by. Replayed: as logged (a refinement line's "recut": false).
+  bool recut_pays(int ts, double horizon_stages);
   // After that step's cuts: the blocks they moved (all ranks).
   void refinement_moved(int ts, std::int64_t blocks);
+  // A migration made outside a decision (such a re-cut), `seconds` long, `sent` blocks from this
+  // rank: what it cost beyond its bytes (the plans rebuilt) prices the moves of the next
+  // proposals, as a decision's own migration does.
+  void migrated(double seconds, std::int64_t sent);
 
   // Whether a decision is due after timestep `ts` (a batch of timesteps ends there): every
   // --lb_freq timesteps, and at a recheck.
@@ -149,7 +160,8 @@ class LoadBalancer {
   std::int64_t work_ = 0, blocks_ = 0;  // at the last batch
 
   // Rank 0's (empty or unused elsewhere): what its decisions and cuts remember.
-  std::vector<double> speeds_;  // relative speeds of the last cut taken (settled_speeds)
+  std::vector<double> speeds_;           // relative speeds of the last cut taken (settled_speeds)
+  std::vector<double> standing_speeds_;  // speeds_ before the refinement step under way
   runtime::balance::Hysteresis hysteresis_;
   double last_measured_max_ = 0;  // measured max seconds per stage, last decision
   // The same on every rank.
@@ -160,6 +172,8 @@ class LoadBalancer {
   // The refinement step under way: its shares (every rank) and the summaries they came from
   // (rank 0).
   sfc::Shares cut_shares_;
+  // Why the re-cut of the refinement step under way was not made (recut_pays), or empty.
+  std::string recut_declined_;
   // Doubles of the shares' one broadcast (their count, then sfc::Shares::packed: 3 + 2 per rank
   // that differs from the rest); more go in a second.
   static constexpr std::size_t kSharesInline = 64;

@@ -391,6 +391,7 @@ void Simulation::refine_step(int ts, int iterations) {
   const std::int64_t gathered_before = stats_.blocks_moved_coarsen;
   const comm::Communicator::Traffic traffic_before = runtime_.comm().traffic();
   const std::int64_t rounds_before = stats_.closure_rounds;
+  const std::uint64_t generation_before = mesh_.generation();
   std::vector<std::int64_t> per_level;
   sfc::LoadSpread spread;
   {
@@ -446,7 +447,8 @@ void Simulation::refine_step(int ts, int iterations) {
   // mesh cut as it was adapted is already the balanced one (the same leaves, weights and shares
   // give the same cut): checking that would cost three collectives.
   const bool cut = adapted_mesh_cut_ && weights_survive_adaptation();
-  if (config_.lb_opt >= 1 && !cut) maybe_rebalance(/*report=*/true, spread);
+  if (config_.lb_opt >= 1 && !cut)
+    maybe_rebalance(/*report=*/true, spread, mesh_.generation() == generation_before);
   // Global counts, summed at the step's end and by the balance after it: every rank alike.
   const std::int64_t cut_moved = stats_.blocks_moved_lb - moved_before;
   if (balancer_) balancer_->refinement_moved(ts, cut_moved);
@@ -547,7 +549,8 @@ double Simulation::balance_horizon(int ts) const {
   return double(steps) * config_.stages_per_ts;
 }
 
-void Simulation::maybe_rebalance(bool report, std::optional<sfc::LoadSpread> known) {
+void Simulation::maybe_rebalance(bool report, std::optional<sfc::LoadSpread> known,
+                                 bool unchanged) {
   if (!cut_shares_) return;
   const sfc::LoadSpread loads = known ? *known : block_spread();
   if (equal_shares() && !sfc::needs_balance(loads, config_.inbalance)) return;
@@ -559,6 +562,8 @@ void Simulation::maybe_rebalance(bool report, std::optional<sfc::LoadSpread> kno
   if (mesh_weights && standing_cut_ && standing_cut_->generation == mesh_.generation() &&
       standing_cut_->shares == *cut_shares_)
     return;
+  if (unchanged && balancer_ && !balancer_->recut_pays(timestep_, balance_horizon(timestep_)))
+    return;
   auto line = [&](const char* when, const sfc::LoadSpread& l) {
     if (!report || !verbose_output()) return;
     fmt::print(out_, "{} ave {} min {} max {}\n", when, l.sum / std::int64_t(l.ranks), l.min,
@@ -567,10 +572,14 @@ void Simulation::maybe_rebalance(bool report, std::optional<sfc::LoadSpread> kno
   line("before", loads);
   const double t0 = trace_ != nullptr ? trace_->now_us() : 0.0;
   std::int64_t sent = 0;
+  const std::uint64_t generation = mesh_.generation();
+  const auto started = runtime::Clock::now();
   {
     MINIAMR_TIMED(runtime_.timers(), kLoadBalance);
     sent = mesh_.rebalance(domain_, cut_weights(), *cut_shares_);
   }
+  if (balancer_ && mesh_.generation() != generation)
+    balancer_->migrated(runtime::seconds_since(started), sent);
   trace_event("rebalance", t0, timestep_);
   standing_cut_ = StandingCut{mesh_.generation(), *cut_shares_};
   stats_.blocks_moved_lb += runtime_.comm().sum(sent);

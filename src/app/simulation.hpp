@@ -81,7 +81,10 @@ class Simulation {
   bool weights_survive_adaptation() const;
   // Cuts the current leaves into cut_shares_ when the counts call for it.
   // `known`: the spread of the ranks' blocks as they are, if already reduced.
-  void maybe_rebalance(bool report, std::optional<sfc::LoadSpread> known = std::nullopt);
+  // `unchanged`: after a refinement step that neither adapted nor moved a leaf, when the dynamic
+  // balancer's re-cut is made only if it pays (LoadBalancer::recut_pays).
+  void maybe_rebalance(bool report, std::optional<sfc::LoadSpread> known = std::nullopt,
+                       bool unchanged = false);
   // The cut's weight of each leaf of `plan`: cut_weights carried to the adapted leaves, a leaf
   // that `iterations_left` more iterations will split (where `wanted` refines: the marks alone)
   // weighing as the leaves it becomes (octree::leaves_after).

@@ -52,6 +52,16 @@ app::Config deck() {
   return c;
 }
 
+// deck() with the box standing still and refinement after every 2 timesteps of 8: the mesh is
+// made at timestep 0, and the steps after 2, 4, 6 and 8 change nothing.
+app::Config still_deck() {
+  app::Config c = deck();
+  c.num_tsteps = 8;
+  c.refine_freq = 2;
+  c.objects[0].move = {0.0, 0.0, 0.0};
+  return c;
+}
+
 struct Outcome {
   app::RunStats stats;
   app::BalanceStats balance;
@@ -186,17 +196,13 @@ TEST(BalanceInTheDriver, GrownMeshIsRecheckedOnlyWhenItsCutSetsRanksApart) {
 }
 
 // A re-cut after a refinement step is a function of the leaves, their weights and the shares:
-// after steps that change nothing it would move nothing, and it is not made again. A box that
-// stays put is refined at timestep 0 only; the steps after 2, 4, 6 and 8 change nothing.
+// after steps that change nothing it would move nothing, and it is not made again.
 TEST(BalanceInTheDriver, ACutStandsUntilTheMeshChanges) {
   int P = 1, me = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   if (P == 1) GTEST_SKIP() << "one rank is never cut";
-  app::Config c = deck();
-  c.num_tsteps = 8;
-  c.refine_freq = 2;
-  c.objects[0].move = {0.0, 0.0, 0.0};
+  app::Config c = still_deck();
   // The count cut keeps families whole: on these 2 roots, refined around the box, it leaves the
   // ranks' counts at least 2 apart on 2, 3 and 4 ranks, so every step after the first asks for
   // a re-cut: made once.
@@ -223,6 +229,65 @@ TEST(BalanceInTheDriver, ACutStandsUntilTheMeshChanges) {
   if (me == 0) std::remove(c.lb_replay_path.c_str());
   EXPECT_EQ(cut.stats.load_balances, 1);
   EXPECT_TRUE(everywhere(cut.stats.field_digest == counts.stats.field_digest));
+}
+
+// After a refinement step that changed nothing, the dynamic balancer's re-cut by the step's
+// shares moves blocks as a decision does, and is made only when it pays as one. With rank 0 four
+// times slower the shares differ from the first cut's (made before any measurement); over a link
+// of 1 s a message no move pays, and every step keeps its partition, counted as a skipped
+// decision and logged as "recut": false. Replaying that log keeps them too.
+TEST(BalanceInTheDriver, ARecutOfAnUnchangedMeshIsMadeOnlyWhenItPays) {
+  int P = 1, me = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  if (P == 1) GTEST_SKIP() << "one rank is never cut";
+  app::Config c = still_deck();
+  c.runtime = "dynamic";
+  c.lb_freq = 100;
+  c.lb_link_model_path = ::testing::TempDir() + "miniamr_slow_link.yaml";
+  const std::string log = ::testing::TempDir() + "miniamr_recut.jsonl";
+  c.lb_log_path = log;
+  if (me == 0) {
+    std::ofstream out(c.lb_link_model_path);
+    out << "model: alpha-beta\npair_classes:\n  same_node:\n    latency_s: 1.0\n"
+           "    bandwidth_Bps: 1000.0\n";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  runtime::RuntimeOptions options;
+  options.slow_factor = me == 0 ? 4.0 : 1.0;
+  const auto run = [&](const app::Config& config) {
+    runtime::DynamicRuntime rt(MPI_COMM_WORLD, options);
+    app::Simulation sim(config, rt, nullptr);
+    sim.run();
+    return Outcome{sim.stats(), sim.balancer()->stats()};
+  };
+  const Outcome live = run(c);
+  EXPECT_EQ(live.stats.load_balances, 0);
+  EXPECT_GE(live.balance.decisions_skipped, 1);
+  EXPECT_EQ(live.balance.refinement_cuts + live.balance.decisions_skipped, 5);
+  int kept = 0;
+  if (me == 0) {
+    for (const auto& l : log_lines(log))
+      if (l.contains("recut")) {
+        EXPECT_EQ(l.at("recut"), false);
+        EXPECT_EQ(l.at("blocks"), 0);
+        ++kept;
+      }
+    EXPECT_EQ(kept, live.balance.decisions_skipped);
+  }
+  c.lb_replay_path = log;
+  c.lb_log_path.clear();
+  options.slow_factor = 1.0;
+  const Outcome replayed = run(c);
+  EXPECT_EQ(replayed.stats.load_balances, 0);
+  EXPECT_EQ(replayed.balance.decisions_skipped, live.balance.decisions_skipped);
+  EXPECT_EQ(replayed.stats.blocks_moved_lb, live.stats.blocks_moved_lb);
+  EXPECT_TRUE(everywhere(replayed.stats.field_digest == live.stats.field_digest));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == 0) {
+    std::remove(log.c_str());
+    std::remove(c.lb_link_model_path.c_str());
+  }
 }
 
 // --slow_rank on the last rank: its stages, its compact copies (where the kernels sweep compact
