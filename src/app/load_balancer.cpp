@@ -206,14 +206,13 @@ bool LoadBalancer::recut_pays(int ts, double horizon_stages) {
   std::int64_t pays = 1;
   if (rt_.comm().is_root()) {
     const balance::Price price{link_, double(mesh::migrated_block_bytes(config_.block_shape()))};
-    balance::Proposal p = balance::propose(
+    const balance::Proposal p = balance::propose(
         cut_ranks_, {balance::Strategy::kSfc, 1.0, speeds_, horizon_stages, price});
-    // The step's speeds are medians of several intervals, settled against their standard errors:
-    // its gain is judged against those too, not against the spread of one interval's speed (a
-    // slow rank's share measured better over the run would otherwise be kept wrong).
-    p.noise = 0;
-    for (const balance::RankSummary& r : cut_ranks_) p.noise = std::max(p.noise, r.speed_error);
-    const balance::Verdict v = balance::accept(p, {1.0, rule_.noise}, hysteresis_);
+    // The step's speeds were settled against the noise already (a rank counts as apart from
+    // the median only beyond two standard errors of its speed): what is left to judge is the
+    // price. Judged against the noise once more, a slow rank's share that the first, small
+    // meshes measured wrong was kept for tens of timesteps.
+    const balance::Verdict v = balance::accept(p, {1.0, {0.0, 0.0}}, hysteresis_);
     // Rank 0 knows each rank's mean block weight only: a proposal that moves less than a block by
     // that estimate is left to the cut, which moves a block at a boundary or none. On a mesh of a
     // few dozen blocks a rank, a block is a few percent of a slow rank's share.
