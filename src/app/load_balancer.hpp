@@ -62,10 +62,11 @@ class LoadBalancer {
   std::optional<sfc::Shares> refinement_shares(int ts);
   // Collective, at refinement step `ts` when it changed nothing (no leaf adapted or moved), before
   // the re-cut by its shares. That re-cut moves blocks as a decision does, and is made only when
-  // it pays as one: runtime::balance::accept on the proposal of a curve cut by the step's speeds
-  // over `horizon_stages`, its gain beyond the noise and the migration (the mesh's own imbalance
-  // is no threshold: it is not what changed). When it does not pay the partition keeps the speeds
-  // it was cut by. Replayed: as logged (a refinement line's "recut": false).
+  // it pays: runtime::balance::accept on the proposal of a curve cut by the step's speeds over
+  // `horizon_stages`, judged by its gain against the migration's price alone (the speeds were
+  // settled against the noise, and the mesh's own imbalance is not what changed). When it does
+  // not pay the partition keeps the speeds it was cut by. Replayed: as logged (a refinement
+  // line's "recut": false).
   bool recut_pays(int ts, double horizon_stages);
   // After that step's cuts: the blocks they moved (all ranks).
   void refinement_moved(int ts, std::int64_t blocks);
