@@ -40,9 +40,10 @@ bool message_order(const RemoteLink& a, const RemoteLink& b) {
 
 }  // namespace
 
-GhostPlan build_ghost_plan(const Domain& domain, const Neighbourhood& nb) {
+GhostPlan build_ghost_plan(const octree::RootGrid& grid, std::size_t local_leaves,
+                           const Neighbourhood& nb) {
   GhostPlan plan;
-  plan.needs_remote.assign(domain.leaves.size(), 0);
+  plan.needs_remote.assign(local_leaves, 0);
   std::map<int, PeerLinks> peers;
   auto peer = [&peers](int r) -> PeerLinks& {
     PeerLinks& p = peers[r];
@@ -56,11 +57,11 @@ GhostPlan build_ghost_plan(const Domain& domain, const Neighbourhood& nb) {
     for (const octree::Face f : octree::kFaces) {
       const int face = static_cast<int>(f);
       const auto axis = std::size_t(octree::axis(f));
-      if (local_receiver && !octree::face_neighbour(k, f, domain.grid)) {
+      if (local_receiver && !octree::face_neighbour(k, f, grid)) {
         plan.boundary[axis].push_back({nb.local_index[i], face});
         continue;
       }
-      for_each_sender(nb, domain.grid, i, f, [&](std::size_t j) {
+      for_each_sender(nb, grid, i, f, [&](std::size_t j) {
         const octree::Key& s = nb.all[j];
         const stencil::FaceLink link = link_between(k, s, face);
         const bool local_sender = nb.is_local(j);

@@ -59,9 +59,17 @@ void Mesh::rebuild(const Domain& domain, sfc::Partition partition, std::span<int
   ownership_moved_ = false;
   partition_ = std::move(nb.partition);  // the ghost plan and the mailbox read the keys alone
   families_split_ = nb.families_split;
-  plan_ = build_ghost_plan(domain, nb);
-  mailbox_.set_neighbourhood(std::move(nb), domain.grid);  // the last reader: its keys move
+  neighbourhood_ = std::move(nb);
+  grid_ = domain.grid;
+  local_leaves_ = domain.leaves.size();
+  plan_.reset();
+  mailbox_.set_neighbourhood(neighbourhood_, domain.grid);
   ++generation_;
+}
+
+const GhostPlan& Mesh::plan() const {
+  if (!plan_) plan_ = build_ghost_plan(grid_, local_leaves_, neighbourhood_);
+  return *plan_;
 }
 
 std::vector<octree::Key> Mesh::initial_roots(const octree::RootGrid& grid) const {
@@ -78,13 +86,13 @@ std::vector<octree::Key> Mesh::initial_roots(const octree::RootGrid& grid) const
 
 CommPartners Mesh::comm_partners() const {
   CommPartners c;
-  for (const PeerLinks& p : plan_.peers) {
+  for (const PeerLinks& p : plan().peers) {
     for (int a = 0; a < 3; ++a)
       if (!p.recv[std::size_t(a)].empty() || !p.send[std::size_t(a)].empty())
         ++c.axis[std::size_t(a)];
   }
   c.total = c.axis[0] + c.axis[1] + c.axis[2];
-  c.unique = int(plan_.peers.size());
+  c.unique = int(plan().peers.size());
   return c;
 }
 

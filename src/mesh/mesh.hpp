@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -16,6 +17,7 @@
 #include "mesh/domain.hpp"
 #include "mesh/ghost_plan.hpp"
 #include "mesh/mpi_mailbox.hpp"
+#include "mesh/neighbourhood.hpp"
 #include "octree/refine.hpp"
 #include "sfc/curve.hpp"
 #include "sfc/partition.hpp"
@@ -40,12 +42,17 @@ class Mesh {
   // `ownership`: the curve whose ranges ranks own; `deepest`: the deepest level a leaf may have
   // (num_refine), which lets the partition keep its positions in 8 bytes a rank.
   Mesh(MPI_Comm parent, sfc::Curve ownership, int deepest = octree::kMaxLevel);
+  // The mailbox refers to the communicator and the neighbourhood held here.
+  Mesh(const Mesh&) = delete;
+  Mesh& operator=(const Mesh&) = delete;
 
   const comm::Communicator& comm() const { return comm_; }
   sfc::Curve ownership() const { return ownership_; }
   // The plans of the current leaves. generation() changes whenever they are rebuilt, so what a
-  // mapper derives from them (stage graphs, schedules) is cached against it.
-  const GhostPlan& plan() const { return plan_; }
+  // mapper derives from them (stage graphs, schedules) is cached against it. Made when first
+  // asked for after a rebuild: a refinement step rebuilds the neighbourhood at every iteration
+  // (the consensus of the next one reads it) and only the last one's plan runs stages.
+  const GhostPlan& plan() const;
   std::uint64_t generation() const { return generation_; }
   // The mailbox the refinement consensus talks through.
   octree::MarkMailbox& mailbox() { return mailbox_; }
@@ -175,7 +182,11 @@ class Mesh {
   int deepest_;
   MpiMailbox mailbox_;
   sfc::Partition partition_;
-  GhostPlan plan_;
+  Neighbourhood neighbourhood_;  // of the last rebuild (its partition is partition_); the
+                                 // mailbox reads its keys
+  octree::RootGrid grid_;
+  std::size_t local_leaves_ = 0;
+  mutable std::optional<GhostPlan> plan_;  // of neighbourhood_, once asked for
   std::uint64_t generation_ = 0;
   bool ownership_moved_ = true;  // blocks migrated since partition_ was exchanged (or none was)
   bool families_split_ = true;   // Neighbourhood::families_split of the last rebuild

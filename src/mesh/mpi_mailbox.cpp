@@ -51,24 +51,25 @@ bool touches_or_sibling(const octree::LeafSet& leaves, std::size_t i, const octr
 
 }  // namespace
 
-void MpiMailbox::set_neighbourhood(Neighbourhood nb, const octree::RootGrid& grid) {
+void MpiMailbox::set_neighbourhood(const Neighbourhood& nb, const octree::RootGrid& grid) {
   grid_ = grid;
-  all_ = std::move(nb.all);
-  slot_.assign(all_.size(), -1);
+  all_ = &nb.all;
+  const octree::LeafSet& all = *all_;
+  slot_.assign(all.size(), -1);
   peers_.clear();
   // The other ranks' leaves that touch one of this rank's, or are leaf siblings of one: the only
   // ones this rank posts to, and the only ones that post to it. Both relations are symmetric, so
   // they are found from the other ranks' leaves here, far fewer than this rank's own.
   const auto local = [&nb](std::size_t i) { return nb.is_local(i); };
-  std::vector<bool> related(all_.size(), false);
-  for (std::size_t i = 0; i < all_.size(); ++i)
-    if (!nb.is_local(i)) related[i] = touches_or_sibling(all_, i, grid, local);
+  std::vector<bool> related(all.size(), false);
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (!nb.is_local(i)) related[i] = touches_or_sibling(all, i, grid, local);
   // Each neighbour posts each of its leaves once a round at most.
   std::map<int, std::size_t> leaves_of;
-  for (std::size_t i = 0; i < all_.size(); ++i)
+  for (std::size_t i = 0; i < all.size(); ++i)
     if (related[i] && !nb.is_local(i)) ++leaves_of[nb.owner[i]];
   for (const auto& [rank, count] : leaves_of) peers_.push_back({rank, count, {}});
-  for (std::size_t i = 0; i < all_.size(); ++i) {
+  for (std::size_t i = 0; i < all.size(); ++i) {
     if (nb.is_local(i) || !related[i]) continue;
     const auto it = std::lower_bound(peers_.begin(), peers_.end(), nb.owner[i],
                                      [](const Peer& p, int r) { return p.rank < r; });
@@ -95,8 +96,8 @@ int MpiMailbox::post_across(octree::Face f, const octree::MarkChange& change) {
   if (!n) return posted;
   // The leaf covering the neighbour is the same-level or a coarser one; it hears of the change
   // only when the change raises it (R1-R3).
-  const auto i = all_.find_covering(*n);
-  if (i && octree::raised_across(change.key.level, change.mark, all_[*i].level))
+  const auto i = all_->find_covering(*n);
+  if (i && octree::raised_across(change.key.level, change.mark, (*all_)[*i].level))
     post_to(*i, change, posted);
   return posted;
 }
@@ -104,9 +105,9 @@ int MpiMailbox::post_across(octree::Face f, const octree::MarkChange& change) {
 int MpiMailbox::post_family(const octree::MarkChange& change) {
   int posted = 0;
   if (peers_.empty()) return posted;
-  const auto [first, last] = all_.range_within(octree::parent(change.key));
+  const auto [first, last] = all_->range_within(octree::parent(change.key));
   for (std::size_t j = first; j < last; ++j)
-    if (all_[j].level == change.key.level) post_to(j, change, posted);
+    if ((*all_)[j].level == change.key.level) post_to(j, change, posted);
   return posted;
 }
 

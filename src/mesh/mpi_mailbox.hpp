@@ -16,8 +16,9 @@ namespace miniamr::mesh {
 class MpiMailbox final : public octree::MarkMailbox {
  public:
   explicit MpiMailbox(const comm::Communicator& comm) : comm_(comm) {}
-  // Must be called after every change of the mesh or of its partition; keeps nb's keys.
-  void set_neighbourhood(Neighbourhood nb, const octree::RootGrid& grid);
+  // Must be called after every change of the mesh or of its partition; reads nb's keys from
+  // then on, so nb must outlive it or the next call (the Mesh holds both).
+  void set_neighbourhood(const Neighbourhood& nb, const octree::RootGrid& grid);
 
   bool distributed() const override { return comm_.size() > 1; }
   int post_across(octree::Face f, const octree::MarkChange& change) override;
@@ -38,9 +39,9 @@ class MpiMailbox final : public octree::MarkMailbox {
 
   const comm::Communicator& comm_;
   octree::RootGrid grid_;
-  octree::LeafSet all_;      // this rank's leaves and its neighbours' (Neighbourhood::all)
-  std::vector<int> slot_;    // per leaf of all_: index into peers_, or -1 when local
-  std::vector<Peer> peers_;  // ascending rank
+  const octree::LeafSet* all_ = nullptr;  // this rank's leaves and its neighbours' (nb.all)
+  std::vector<int> slot_;                 // per leaf of all_: index into peers_, or -1 when local
+  std::vector<Peer> peers_;               // ascending rank
 };
 
 }  // namespace miniamr::mesh
