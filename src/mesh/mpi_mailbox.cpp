@@ -75,6 +75,25 @@ void MpiMailbox::set_neighbourhood(const Neighbourhood& nb, const octree::RootGr
                                      [](const Peer& p, int r) { return p.rank < r; });
     slot_[i] = int(it - peers_.begin());
   }
+  // The local leaves that post, found from the related leaves of other ranks (far fewer): a
+  // leaf posts across a face to another rank's leaf R of its level or coarser, and then lies
+  // within the region of R's level across R's opposite face; it posts to its family's leaves.
+  std::size_t local_leaves = 0;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (nb.is_local(i)) local_leaves = std::max(local_leaves, nb.local_index[i] + 1);
+  posts_.assign(local_leaves, 0);
+  const auto mark_within = [&](const octree::Key& region, int level) {
+    const auto [first, last] = all.range_within(region);
+    for (std::size_t j = first; j < last; ++j)
+      if (nb.is_local(j) && (level < 0 || all[j].level == level)) posts_[nb.local_index[j]] = 1;
+  };
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (slot_[i] < 0) continue;
+    const octree::Key& r = all[i];
+    for (const octree::Face f : octree::kFaces)
+      if (const auto n = octree::face_neighbour(r, f, grid)) mark_within(*n, -1);
+    if (r.level > 0) mark_within(octree::parent(r), r.level);
+  }
 }
 
 std::vector<int> MpiMailbox::peers() const {

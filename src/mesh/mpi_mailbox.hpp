@@ -23,6 +23,9 @@ class MpiMailbox final : public octree::MarkMailbox {
   bool distributed() const override { return comm_.size() > 1; }
   int post_across(octree::Face f, const octree::MarkChange& change) override;
   int post_family(const octree::MarkChange& change) override;
+  bool posts_from(std::size_t leaf) const override {
+    return leaf >= posts_.size() || posts_[leaf] != 0;
+  }
   std::vector<octree::MarkChange> exchange() override;
   void discard() override;
 
@@ -41,6 +44,7 @@ class MpiMailbox final : public octree::MarkMailbox {
   octree::RootGrid grid_;
   const octree::LeafSet* all_ = nullptr;  // this rank's leaves and its neighbours' (nb.all)
   std::vector<int> slot_;                 // per leaf of all_: index into peers_, or -1 when local
+  std::vector<char> posts_;               // per local leaf (Neighbourhood::local_index): posts_from
   std::vector<Peer> peers_;               // ascending rank
 };
 

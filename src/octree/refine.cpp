@@ -59,13 +59,14 @@ class Propagator {
   // `near`: the index of the changed leaf here (LeafSet::kNowhere for another rank's).
   void effects(const MarkChange& c, bool from_here, std::size_t near) {
     const Key& k = c.key;
+    const bool posts = from_here && mailbox_.posts_from(near);
     for (const Face f : kFaces) {
       // Across a face inside the parent lies a sibling, never a coarser leaf: only a refine
       // raises it.
       if (c.mark != kRefine && face_inside_parent(k, f)) continue;
       const auto n = face_neighbour(k, f, grid_);
       if (!n) continue;
-      if (from_here) posted_ += mailbox_.post_across(f, c);
+      if (posts) posted_ += mailbox_.post_across(f, c);
       // The leaf covering the neighbour is the same-level one or a coarser one; finer leaves
       // across (no covering leaf) are raised by no rule, so they are not looked up.
       const auto i = leaves_.find_covering(*n, near);
@@ -74,7 +75,7 @@ class Propagator {
     }
     if (k.level > 0 && c.mark >= kStay) {
       const Key family = parent(k);
-      if (from_here) posted_ += mailbox_.post_family(c);
+      if (posts) posted_ += mailbox_.post_family(c);
       const auto [first, last] = leaves_.range_within(family, near);
       for (std::size_t j = first; j < last; ++j) {
         if (leaves_[j].level == k.level) raise(j, kStay);

@@ -2,6 +2,7 @@
 // family rule (a parallel consensus), and the plan that turns marked leaves into new leaves.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -36,6 +37,10 @@ class MarkMailbox {
   virtual int post_across(Face f, const MarkChange& change) = 0;
   // The change for other ranks' leaves of the same level in its family.
   virtual int post_family(const MarkChange& change) = 0;
+  // Whether a change of this rank's leaf `leaf` (its index among the leaves being closed) can be
+  // posted to another rank at all: only a leaf next to another rank's leaf, or in a family with
+  // one, ever is. A leaf inside this rank's part of the mesh is not looked up at all.
+  virtual bool posts_from(std::size_t /*leaf*/) const { return distributed(); }
   // One round: sends what was posted since the last round to each neighbour rank (an empty
   // message when nothing) and returns what they posted to this one. No global collective.
   virtual std::vector<MarkChange> exchange() = 0;

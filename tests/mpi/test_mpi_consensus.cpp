@@ -217,4 +217,38 @@ TEST(Consensus, MarksGoOnlyToRanksWithLeavesAlongTheFacesOrInTheFamily) {
   }
 }
 
+// A leaf that posts_from rules out posts nothing, whatever its mark: the closure skips looking it
+// up in the neighbourhood. Most leaves of a rank lie inside its part of the mesh and are ruled
+// out.
+TEST(Consensus, LeavesInsideARanksPartPostNothing) {
+  const int P = world_size(), me = world_rank();
+  const RootGrid grid{{4, 4, 2}};
+  for (const sfc::Curve curve : kCurves) {
+    const std::vector<Key> keys = random_mesh(grid, 3, 40, 11);  // about 800 leaves
+    const auto targets =
+        cut_whole(keys, space_of(curve, grid), std::vector<std::int64_t>(keys.size(), 1), P);
+    Domain d = make_domain(grid, BlockShape{2, 2, 2, 1}, share(keys, targets, me));
+    runtime::StaticRuntime rt(MPI_COMM_WORLD, options(curve));
+    rt.mesh().changed(d);
+    octree::MarkMailbox& mailbox = rt.mesh().mailbox();
+    std::size_t inside = 0;
+    Problems p;
+    for (std::size_t i = 0; i < d.leaves.size(); ++i) {
+      if (mailbox.posts_from(i)) continue;
+      ++inside;
+      for (const std::int8_t mark : {octree::kCoarsen, octree::kStay, octree::kRefine}) {
+        const octree::MarkChange change{d.leaves[i], mark};
+        int posted = mailbox.post_family(change);
+        for (const octree::Face f : octree::kFaces) posted += mailbox.post_across(f, change);
+        if (posted != 0) p.add(str(d.leaves[i]) + " posted " + std::to_string(posted));
+      }
+    }
+    mailbox.discard();
+    EXPECT_TRUE(all_ranks(p.none(), p.text())) << curve_name(curve);
+    if (P > 1) {
+      EXPECT_GT(inside, d.leaves.size() / 4) << curve_name(curve) << " on rank " << me;
+    }
+  }
+}
+
 }  // namespace
