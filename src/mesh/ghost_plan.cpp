@@ -40,10 +40,10 @@ bool message_order(const RemoteLink& a, const RemoteLink& b) {
 
 }  // namespace
 
-GhostPlan build_ghost_plan(const octree::RootGrid& grid, std::size_t local_leaves,
-                           const Neighbourhood& nb) {
+GhostPlan build_ghost_plan(const Neighbourhood& nb) {
+  const octree::RootGrid& grid = nb.grid;
   GhostPlan plan;
-  plan.needs_remote.assign(local_leaves, 0);
+  plan.needs_remote.assign(nb.locals, 0);
   std::map<int, PeerLinks> peers;
   auto peer = [&peers](int r) -> PeerLinks& {
     PeerLinks& p = peers[r];

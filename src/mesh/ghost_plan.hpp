@@ -51,11 +51,7 @@ struct GhostPlan {
 // In-plane octant bits of a fine block on the face of `axis` (the quarter of the coarse face).
 stencil::Quadrant quadrant_of(const octree::Key& fine, int axis);
 
-// The plan of `nb`'s local leaves (`local_leaves` of them) on root grid `grid`.
-GhostPlan build_ghost_plan(const octree::RootGrid& grid, std::size_t local_leaves,
-                           const Neighbourhood& nb);
-inline GhostPlan build_ghost_plan(const Domain& domain, const Neighbourhood& nb) {
-  return build_ghost_plan(domain.grid, domain.leaves.size(), nb);
-}
+// The plan of `nb`'s local leaves.
+GhostPlan build_ghost_plan(const Neighbourhood& nb);
 
 }  // namespace miniamr::mesh

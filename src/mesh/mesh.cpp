@@ -60,15 +60,13 @@ void Mesh::rebuild(const Domain& domain, sfc::Partition partition, std::span<int
   partition_ = std::move(nb.partition);  // the ghost plan and the mailbox read the keys alone
   families_split_ = nb.families_split;
   neighbourhood_ = std::move(nb);
-  grid_ = domain.grid;
-  local_leaves_ = domain.leaves.size();
   plan_.reset();
-  mailbox_.set_neighbourhood(neighbourhood_, domain.grid);
+  mailbox_.set_neighbourhood(neighbourhood_);
   ++generation_;
 }
 
 const GhostPlan& Mesh::plan() const {
-  if (!plan_) plan_ = build_ghost_plan(grid_, local_leaves_, neighbourhood_);
+  if (!plan_) plan_ = build_ghost_plan(neighbourhood_);
   return *plan_;
 }
 

@@ -182,10 +182,8 @@ class Mesh {
   int deepest_;
   MpiMailbox mailbox_;
   sfc::Partition partition_;
-  Neighbourhood neighbourhood_;  // of the last rebuild (its partition is partition_); the
-                                 // mailbox reads its keys
-  octree::RootGrid grid_;
-  std::size_t local_leaves_ = 0;
+  Neighbourhood neighbourhood_;            // of the last rebuild (its partition is partition_); the
+                                           // mailbox reads its keys
   mutable std::optional<GhostPlan> plan_;  // of neighbourhood_, once asked for
   std::uint64_t generation_ = 0;
   bool ownership_moved_ = true;  // blocks migrated since partition_ was exchanged (or none was)

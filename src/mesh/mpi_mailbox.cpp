@@ -51,8 +51,8 @@ bool touches_or_sibling(const octree::LeafSet& leaves, std::size_t i, const octr
 
 }  // namespace
 
-void MpiMailbox::set_neighbourhood(const Neighbourhood& nb, const octree::RootGrid& grid) {
-  grid_ = grid;
+void MpiMailbox::set_neighbourhood(const Neighbourhood& nb) {
+  const octree::RootGrid& grid = grid_ = nb.grid;
   all_ = &nb.all;
   const octree::LeafSet& all = *all_;
   slot_.assign(all.size(), -1);
@@ -78,10 +78,7 @@ void MpiMailbox::set_neighbourhood(const Neighbourhood& nb, const octree::RootGr
   // The local leaves that post, found from the related leaves of other ranks (far fewer): a
   // leaf posts across a face to another rank's leaf R of its level or coarser, and then lies
   // within the region of R's level across R's opposite face; it posts to its family's leaves.
-  std::size_t local_leaves = 0;
-  for (std::size_t i = 0; i < all.size(); ++i)
-    if (nb.is_local(i)) local_leaves = std::max(local_leaves, nb.local_index[i] + 1);
-  posts_.assign(local_leaves, 0);
+  posts_.assign(nb.locals, 0);
   const auto mark_within = [&](const octree::Key& region, int level) {
     const auto [first, last] = all.range_within(region);
     for (std::size_t j = first; j < last; ++j)

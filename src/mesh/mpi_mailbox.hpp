@@ -18,7 +18,7 @@ class MpiMailbox final : public octree::MarkMailbox {
   explicit MpiMailbox(const comm::Communicator& comm) : comm_(comm) {}
   // Must be called after every change of the mesh or of its partition; reads nb's keys from
   // then on, so nb must outlive it or the next call (the Mesh holds both).
-  void set_neighbourhood(const Neighbourhood& nb, const octree::RootGrid& grid);
+  void set_neighbourhood(const Neighbourhood& nb);
 
   bool distributed() const override { return comm_.size() > 1; }
   int post_across(octree::Face f, const octree::MarkChange& change) override;

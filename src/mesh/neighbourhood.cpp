@@ -45,6 +45,8 @@ Neighbourhood build_neighbourhood(const Domain& domain, sfc::Partition partition
   Neighbourhood nb;
   nb.rank = comm.rank();
   nb.partition = std::move(partition);
+  nb.locals = domain.leaves.size();
+  nb.grid = domain.grid;
 
   std::map<int, std::vector<octree::Key>> outgoing;
   // Returns the first rank that may hold leaves of `region`.

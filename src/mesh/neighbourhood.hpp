@@ -18,6 +18,8 @@ struct Neighbourhood {
   octree::LeafSet all;                   // local and ghost leaves, sorted
   std::vector<int> owner;                // owner rank of all[i]
   std::vector<std::size_t> local_index;  // index into domain.leaves when owner[i] is this rank
+  std::size_t locals = 0;                // this rank's leaves (domain.leaves.size())
+  octree::RootGrid grid;                 // the root grid the keys lie on
   int rank = 0;
   // Whether a family that may coarsen is split between ranks, as far as each rank sees (the
   // same on every rank): some rank holds leaves of one level of a family that begins on an

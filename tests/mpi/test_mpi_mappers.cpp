@@ -18,7 +18,7 @@ using namespace runtime_test;
 std::array<std::int64_t, 3> remote_links(const Domain& d, sfc::Curve curve) {
   comm::Communicator comm(MPI_COMM_WORLD);
   const mesh::Neighbourhood nb = mesh::build_neighbourhood(d, space_of(curve, d.grid), comm);
-  const mesh::GhostPlan plan = mesh::build_ghost_plan(d, nb);
+  const mesh::GhostPlan plan = mesh::build_ghost_plan(nb);
   std::array<std::int64_t, 3> n{0, 0, 0};
   for (const auto& peer : plan.peers)
     for (const auto& axis : peer.recv)
