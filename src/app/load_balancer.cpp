@@ -205,7 +205,7 @@ bool LoadBalancer::recut_pays(int ts, double horizon_stages) {
   MINIAMR_TIMED(rt_.timers(), kLoadBalance);
   std::int64_t pays = 1;
   if (rt_.comm().is_root()) {
-    const balance::Price price{link_, double(mesh::migrated_block_bytes(config_.block_shape()))};
+    const balance::Price price{link_, block_bytes()};
     const balance::Proposal p = balance::propose(
         cut_ranks_, {balance::Strategy::kSfc, 1.0, speeds_, horizon_stages, price});
     // The step's speeds were settled against the noise already (a rank counts as apart from
@@ -227,9 +227,12 @@ bool LoadBalancer::recut_pays(int ts, double horizon_stages) {
   return pays != 0;
 }
 
+double LoadBalancer::block_bytes() const {
+  return double(mesh::migrated_block_bytes(config_.block_shape()));
+}
+
 void LoadBalancer::migrated(double seconds, std::int64_t sent) {
-  const double block_bytes = double(mesh::migrated_block_bytes(config_.block_shape()));
-  rebuild_s_ = std::max(0.0, seconds - link_.seconds(double(sent) * block_bytes));
+  rebuild_s_ = std::max(0.0, seconds - link_.seconds(double(sent) * block_bytes()));
 }
 
 void LoadBalancer::refinement_moved(int ts, std::int64_t blocks) {
@@ -242,7 +245,7 @@ void LoadBalancer::refinement_moved(int ts, std::int64_t blocks) {
   }
   stats_.blocks_migrated += blocks;
   stats_.blocks_migrated_at_refinement += blocks;
-  stats_.bytes_migrated += blocks * std::int64_t(mesh::migrated_block_bytes(config_.block_shape()));
+  stats_.bytes_migrated += blocks * std::int64_t(block_bytes());
   record(ts, cut_ranks_, blocks > 0);
   if (rt_.comm().is_root() && !config_.lb_log_path.empty()) {
     std::vector<double> noise(cut_ranks_.size()), error(cut_ranks_.size()),
@@ -327,7 +330,7 @@ LoadBalancer::Outcome LoadBalancer::judged(std::span<const balance::RankSummary>
   if (comm.is_root()) {
     const std::vector<double> speeds =
         balance::settled_speeds(ranks, speeds_, rule_.noise, rule_.threshold);
-    const balance::Price price{link_, double(mesh::migrated_block_bytes(config_.block_shape()))};
+    const balance::Price price{link_, block_bytes()};
     balance::Proposal p =
         balance::propose(ranks, {strategy_, config_.lb_max_move, speeds, horizon_stages, price});
     const balance::Verdict v = balance::accept(p, rule_, hysteresis_);
@@ -384,7 +387,6 @@ std::int64_t LoadBalancer::migrate(int ts, mesh::Domain& domain, const mesh::Cur
   }());
   for (double& c : domain.cost) c /= per_task_speed;
   migrated(runtime::seconds_since(started), sent);
-  const double block_bytes = double(mesh::migrated_block_bytes(domain.shape));
   // Each moved block's record goes to the rank whose curve range now holds it: there it must
   // name that rank and find the block arrived.
   directory_.clear();
@@ -404,7 +406,7 @@ std::int64_t LoadBalancer::migrate(int ts, mesh::Domain& domain, const mesh::Cur
                     "does not place them",
                     ts));
   stats_.blocks_migrated += total[0];
-  stats_.bytes_migrated += std::int64_t(double(total[0]) * block_bytes);
+  stats_.bytes_migrated += std::int64_t(double(total[0]) * block_bytes());
   return total[0];
 }
 

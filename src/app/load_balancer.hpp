@@ -141,6 +141,8 @@ class LoadBalancer {
   void log_decision(int ts, const mesh::Domain& domain, std::span<const std::size_t> order,
                     const Outcome& o, std::span<const runtime::balance::RankSummary> ranks);
   void record(int ts, std::span<const runtime::balance::RankSummary> ranks, bool moved);
+  // The bytes one block takes in a migration (its data and its header).
+  double block_bytes() const;
 
   Config config_;
   runtime::Runtime& rt_;
