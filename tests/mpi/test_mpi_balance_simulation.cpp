@@ -81,6 +81,33 @@ Outcome run_dynamic(const app::Config& c) {
   return {sim.stats(), sim.balancer()->stats()};
 }
 
+// Runs `c` in the dynamic runtime replaying a log of `lines` (after its header, written on rank 0
+// to the test folder as `name`, removed after).
+Outcome run_replayed(app::Config c, const std::string& name, const std::string& lines) {
+  int P = 1, me = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  c.lb_replay_path = ::testing::TempDir() + name;
+  if (me == 0) {
+    std::ofstream out(c.lb_replay_path);
+    out << nlohmann::json{{"miniamr_lb_log", 1}, {"ranks", P}}.dump() << "\n" << lines;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const Outcome d = run_dynamic(c);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == 0) std::remove(c.lb_replay_path.c_str());
+  return d;
+}
+
+// A logged refinement cut at `ts` giving rank 0 twice the share of each other rank.
+std::string rank_0_twice(int ts) {
+  int P = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  std::vector<double> shares(std::size_t(P), 1.0);
+  shares[0] = 2.0;
+  return nlohmann::json{{"timestep", ts}, {"kind", "refinement"}, {"shares", shares}}.dump() + "\n";
+}
+
 std::vector<nlohmann::json> log_lines(const std::string& path) {
   std::vector<nlohmann::json> lines;
   std::ifstream in(path);
@@ -152,9 +179,8 @@ TEST(BalanceInTheDriver, NoneNeitherCutsNorMoves) {
 // measurement decides. The box enters the domain only by the step after timestep 5, which makes
 // many blocks of two roots.
 TEST(BalanceInTheDriver, GrownMeshIsRecheckedOnlyWhenItsCutSetsRanksApart) {
-  int P = 1, me = 0;
+  int P = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
   if (P == 1) GTEST_SKIP() << "one rank never decides";
   app::Config c = deck();
   c.num_tsteps = 8;
@@ -162,20 +188,8 @@ TEST(BalanceInTheDriver, GrownMeshIsRecheckedOnlyWhenItsCutSetsRanksApart) {
   c.objects[0].move = {0.1, 0.0, 0.0};
   c.runtime = "dynamic";
   c.lb_freq = 100;  // no decision but the recheck
-  const auto replay = [&](const std::string& name, const std::string& cut) {
-    c.lb_replay_path = ::testing::TempDir() + name;
-    if (me == 0) {
-      std::ofstream out(c.lb_replay_path);
-      out << nlohmann::json{{"miniamr_lb_log", 1}, {"ranks", P}}.dump() << "\n" << cut;
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    const Outcome d = run_dynamic(c);
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (me == 0) std::remove(c.lb_replay_path.c_str());
-    return d;
-  };
   // Equal shares (no cut logged): 1-5, 6-8, no decision.
-  const Outcome equal = replay("miniamr_recheck_equal.jsonl", "");
+  const Outcome equal = run_replayed(c, "miniamr_recheck_equal.jsonl", "");
   ASSERT_EQ(equal.stats.mesh_history.size(), 2u);
   std::int64_t roots = 0, grown = 0;
   for (const auto n : equal.stats.mesh_history[0].blocks_per_level) roots += n;
@@ -185,11 +199,7 @@ TEST(BalanceInTheDriver, GrownMeshIsRecheckedOnlyWhenItsCutSetsRanksApart) {
   EXPECT_EQ(equal.stats.stage_batches, 2);
   EXPECT_EQ(equal.balance.decisions_taken + equal.balance.decisions_skipped, 0);
   // Rank 0 at twice the share of the others: 1-5, 6, 7-8, and the recheck after 6.
-  std::vector<double> shares(std::size_t(P), 1.0);
-  shares[0] = 2.0;
-  const Outcome apart = replay(
-      "miniamr_recheck_apart.jsonl",
-      nlohmann::json{{"timestep", 5}, {"kind", "refinement"}, {"shares", shares}}.dump() + "\n");
+  const Outcome apart = run_replayed(c, "miniamr_recheck_apart.jsonl", rank_0_twice(5));
   EXPECT_EQ(apart.stats.stage_batches, 3);
   EXPECT_EQ(apart.balance.decisions_taken + apart.balance.decisions_skipped, 1);
   EXPECT_TRUE(everywhere(apart.stats.field_digest == equal.stats.field_digest));
@@ -198,9 +208,8 @@ TEST(BalanceInTheDriver, GrownMeshIsRecheckedOnlyWhenItsCutSetsRanksApart) {
 // A re-cut after a refinement step is a function of the leaves, their weights and the shares:
 // after steps that change nothing it would move nothing, and it is not made again.
 TEST(BalanceInTheDriver, ACutStandsUntilTheMeshChanges) {
-  int P = 1, me = 0;
+  int P = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
   if (P == 1) GTEST_SKIP() << "one rank is never cut";
   app::Config c = still_deck();
   // The count cut keeps families whole: on these 2 roots, refined around the box, it leaves the
@@ -213,20 +222,9 @@ TEST(BalanceInTheDriver, ACutStandsUntilTheMeshChanges) {
   // every step): re-cut once, after the first step that changes nothing.
   c.runtime = "dynamic";
   c.lb_freq = 100;
-  c.lb_replay_path = ::testing::TempDir() + "miniamr_standing_cut.jsonl";
-  std::vector<double> shares(std::size_t(P), 1.0);
-  shares[0] = 2.0;
-  if (me == 0) {
-    std::ofstream out(c.lb_replay_path);
-    out << nlohmann::json{{"miniamr_lb_log", 1}, {"ranks", P}}.dump() << "\n";
-    for (int ts = 0; ts <= c.num_tsteps; ts += c.refine_freq)
-      out << nlohmann::json{{"timestep", ts}, {"kind", "refinement"}, {"shares", shares}}.dump()
-          << "\n";
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-  const Outcome cut = run_dynamic(c);
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (me == 0) std::remove(c.lb_replay_path.c_str());
+  std::string cuts;
+  for (int ts = 0; ts <= c.num_tsteps; ts += c.refine_freq) cuts += rank_0_twice(ts);
+  const Outcome cut = run_replayed(c, "miniamr_standing_cut.jsonl", cuts);
   EXPECT_EQ(cut.stats.load_balances, 1);
   EXPECT_TRUE(everywhere(cut.stats.field_digest == counts.stats.field_digest));
 }
