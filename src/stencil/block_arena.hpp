@@ -26,8 +26,11 @@ inline constexpr bool kBlockArena = true;
 inline constexpr bool kBlockArena = true;
 #endif
 
-// Storage smaller than this stays on the heap, whose free lists already reuse it in place.
-inline constexpr std::size_t kSlabMinBytes = std::size_t(64) << 10;
+// Storage smaller than a page stays on the heap, whose free lists already reuse it in place.
+// A block of a page or more comes from a slab: from the heap, a fresh one of one variable of
+// 10^3 cells (8 KB) cost an madvise and a fault or two, and the thousand that a moving sphere's
+// migrations take on one rank made both ranks wait about a millisecond (moving_sphere-ci).
+inline constexpr std::size_t kSlabMinBytes = std::size_t(4) << 10;
 inline constexpr std::size_t kHugePageBytes = std::size_t(2) << 20;
 
 // The pages of a slab. Huge ones make first touch cheapest, a huge page at a time; small ones

@@ -70,6 +70,16 @@ TEST(BlockArena, StorageMappedAheadHasSlabsOfItsOwn) {
   EXPECT_EQ(address(*ahead) % kHugePageBytes, 0u);
 }
 
+TEST(BlockArena, BlocksOfOneVariableComeFromSlabs) {
+  if (!kBlockArena) GTEST_SKIP() << "blocks stay on the heap under AddressSanitizer";
+  // The -ci decks' block: 10^3 cells of one variable, 8,000 bytes, two pages.
+  const BlockShape shape{8, 8, 8, 1};
+  const SlabUsage before = slab_usage();
+  const Block b(shape);
+  EXPECT_EQ(slab_usage().blocks, before.blocks + 1);
+  EXPECT_EQ(address(b) % 64, 0u);
+}
+
 TEST(BlockArena, SmallBlocksStayOnTheHeap) {
   const SlabUsage before = slab_usage();
   const Block b(BlockShape{4, 4, 4, 1});
