@@ -375,11 +375,13 @@ Simulation::CutBeforeAdapt Simulation::balance_before_adapt(const octree::AdaptP
     cut = mesh_.cut_for_adapt(domain_, plan, adapted, *cut_shares_, along);
   }
   // Merging the families that leave is the adaptation's coarsening, done before they go: it
-  // counts as refinement (T_ref). The move's exchange, which waits for every rank's merging,
-  // also says whether any rank moved a block.
+  // counts as refinement (T_ref), the coarsening of their cells too, which the move does while
+  // the receivers take storage for them. The move's exchange also says whether any rank moved
+  // a block.
   const bool merged = mesh_.merge_leaving(domain_, marks, cut);
-  MINIAMR_TIMED(timers, kLoadBalance);
+  const auto moving = runtime::Clock::now();
   const std::optional<std::int64_t> sent = mesh_.move_for_adapt(domain_, marks, cut, merged);
+  timers.add(runtime::Phase::kLoadBalance, runtime::seconds_since(moving) - cut.merging_seconds);
   if (!sent) return CutBeforeAdapt::kHeld;
   step_counts_[2] += *sent;
   return CutBeforeAdapt::kMoved;

@@ -7,6 +7,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <span>
 #include <type_traits>
@@ -48,7 +49,8 @@ Parcel<T> parcel_for(int rank, int bytes) {
 // posts the receives they name.
 template <class T, class OnParcel>
 void announced_exchange(const Communicator& comm, const std::map<int, std::vector<T>>& outgoing,
-                        int tag, OnParcel&& on_parcel, std::span<int> least = {}) {
+                        int tag, OnParcel&& on_parcel, std::span<int> least = {},
+                        const std::function<void()>& posted = {}) {
   std::vector<Notice> sends;
   sends.reserve(outgoing.size());
   for (const auto& [rank, items] : outgoing) sends.push_back({rank, int(items.size() * sizeof(T))});
@@ -69,6 +71,7 @@ void announced_exchange(const Communicator& comm, const std::map<int, std::vecto
               &requests.back());
   }
   comm.note(0, std::int64_t(outgoing.size()));
+  if (posted) posted();
   MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
   for (auto& p : parcels) on_parcel(std::move(p));
 }
@@ -76,17 +79,19 @@ void announced_exchange(const Communicator& comm, const std::map<int, std::vecto
 // `least` (at most kMaxLeast values, the same count on every rank) comes back as each value's
 // least over the ranks: NBX's closing barrier becomes a non-blocking MPI_MIN reduction of them,
 // which completes when the barrier would, and notify() carries them on its messages, so a vote
-// that every rank needs after the exchange costs no collective of its own.
+// that every rank needs after the exchange costs no collective of its own. `posted`, when given,
+// runs once this rank's messages are on their way and before it takes any: local work that
+// overlaps the other ranks' handling of what they receive.
 template <class T, class OnParcel>
 requires std::invocable<OnParcel&, Parcel<T> &&> void sparse_exchange(
     const Communicator& communicator, const std::map<int, std::vector<T>>& outgoing, int tag,
-    OnParcel&& on_parcel, std::span<int> least = {}) {
+    OnParcel&& on_parcel, std::span<int> least = {}, const std::function<void()>& posted = {}) {
   static_assert(std::is_trivially_copyable_v<T>);
 #ifdef MINIAMR_SIMGRID
   // In SMPI every probe and test of NBX's polling loop is an event of the simulation for each
   // waiting rank, which thousands of simulated ranks cannot afford; there each rank learns
   // which messages to expect first.
-  announced_exchange(communicator, outgoing, tag, on_parcel, least);
+  announced_exchange(communicator, outgoing, tag, on_parcel, least, posted);
   return;
 #endif
   check_least(least);
@@ -99,6 +104,7 @@ requires std::invocable<OnParcel&, Parcel<T> &&> void sparse_exchange(
     MPI_Issend(items.data(), int(items.size() * sizeof(T)), MPI_BYTE, rank, tag, comm,
                &sends.back());
   }
+  if (posted) posted();
   MPI_Request barrier = MPI_REQUEST_NULL;
   bool in_barrier = false;
   for (;;) {

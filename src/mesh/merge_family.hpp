@@ -14,9 +14,16 @@ struct MergedFamily {
   double cost = 0.0;
 };
 
+// The parent's cost: the mean of the children's, each eighth added in octant order.
+double merged_cost(std::span<const double, 8> costs);
+
+// Coarsens `children` (in octant order) into `parent`, storage of their shape whose values
+// are indeterminate, and gives the children's storage back to `pool`.
+void merge_into(std::span<stencil::Block, 8> children, stencil::Block& parent,
+                stencil::BlockPool& pool);
+
 // The parent of `children` (in octant order): storage from `pool`, cells coarsened from the
-// children, cost the mean of theirs (each eighth added in octant order). The children's storage
-// goes back to `pool`.
+// children (merge_into), cost merged_cost of theirs.
 MergedFamily merge_family(std::span<stencil::Block, 8> children, std::span<const double, 8> costs,
                           stencil::BlockPool& pool);
 

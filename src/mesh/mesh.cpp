@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
+#include <chrono>
 #include <new>
 #include <stdexcept>
 #include <utility>
@@ -113,29 +114,41 @@ std::vector<std::size_t> family_starts(const octree::LeafSet& leaves,
   return start;
 }
 
-void merge_families_leaving(Domain& domain, std::vector<std::int8_t>& marks,
-                            std::vector<int>& targets, const std::vector<bool>& merges_away) {
+// Returns false, leaving everything as it was, when storage for a parent could not be had.
+bool merge_families_leaving(Domain& domain, std::vector<std::int8_t>& marks,
+                            std::vector<int>& targets, const std::vector<bool>& merges_away,
+                            std::vector<Mesh::AdaptCut::PendingMerge>& pending) {
   // A family that merges and leaves is merged before it goes: one parent travels, marked to
   // stay, instead of eight children (on a sphere moving over two ranks, two fifths of the
   // blocks the cut before adaptation moved were such children). The parent sorts where its
-  // first child did.
-  if (std::ranges::none_of(merges_away, [](bool b) { return b; })) return;
+  // first child did. Its storage is taken here, where running out of memory can still leave
+  // every block in place; its cells are coarsened during the move (move_for_adapt).
+  const std::size_t families = std::size_t(std::ranges::count(merges_away, true));
+  if (families == 0) return true;
+  std::vector<stencil::Block> parents;
+  try {
+    parents.reserve(families);
+    for (std::size_t f = 0; f < families; ++f) parents.push_back(domain.spare.take(domain.shape));
+  } catch (const std::bad_alloc&) {
+    for (stencil::Block& b : parents) domain.spare.give(b);
+    return false;
+  }
   const std::size_t n = domain.leaves.size();
   std::vector<octree::Key> keys;
   std::vector<stencil::Block> blocks;
   std::vector<double> cost;
   std::vector<std::int8_t> new_marks;
   std::vector<int> new_targets;
-  for (std::size_t i = 0; i < n;) {
+  for (std::size_t i = 0, f = 0; i < n;) {
     if (merges_away[i]) {
-      MergedFamily m =
-          merge_family(std::span(domain.blocks).subspan(i).first<8>(),
-                       std::span<const double>(domain.cost).subspan(i).first<8>(), domain.spare);
       keys.push_back(octree::parent(domain.leaves[i]));
-      blocks.push_back(std::move(m.block));
-      cost.push_back(m.cost);
+      cost.push_back(merged_cost(std::span<const double>(domain.cost).subspan(i).first<8>()));
       new_marks.push_back(octree::kStay);
       new_targets.push_back(targets[i]);
+      Mesh::AdaptCut::PendingMerge& m = pending.emplace_back();
+      m.parent = blocks.size();
+      for (std::size_t c = 0; c < 8; ++c) m.children[c] = std::move(domain.blocks[i + c]);
+      blocks.push_back(std::move(parents[f++]));
       i += 8;
       continue;
     }
@@ -151,6 +164,7 @@ void merge_families_leaving(Domain& domain, std::vector<std::int8_t>& marks,
   domain.cost = std::move(cost);
   marks = std::move(new_marks);
   targets = std::move(new_targets);
+  return true;
 }
 
 }  // namespace
@@ -350,8 +364,9 @@ Mesh::AdaptCut Mesh::cut_for_adapt(const Domain& domain, const octree::AdaptPlan
   // merges and splits involve no other rank), carried back to the leaves they come from.
   const std::vector<int> after =
       balanced_targets(octree::LeafSet(plan.keys), adapted_weights, shares, along);
-  AdaptCut cut{std::vector<int>(domain.leaves.size(), comm_.rank()),
-               std::vector<bool>(domain.leaves.size(), false)};
+  AdaptCut cut;
+  cut.targets.assign(domain.leaves.size(), comm_.rank());
+  cut.merges_away.assign(domain.leaves.size(), false);
   for (std::size_t j = 0; j < plan.keys.size(); ++j) {
     const octree::Origin& o = plan.origin[j];
     const bool merged = o.kind == octree::Origin::kMerged;
@@ -362,25 +377,33 @@ Mesh::AdaptCut Mesh::cut_for_adapt(const Domain& domain, const octree::AdaptPlan
 }
 
 bool Mesh::merge_leaving(Domain& domain, std::vector<std::int8_t>& marks, AdaptCut& cut) {
-  try {
-    merge_families_leaving(domain, marks, cut.targets, cut.merges_away);
-  } catch (const std::bad_alloc&) {
-    std::ranges::fill(cut.targets, comm_.rank());  // what is half merged stays here
-    return false;
-  }
-  return true;
+  if (merge_families_leaving(domain, marks, cut.targets, cut.merges_away, cut.pending)) return true;
+  std::ranges::fill(cut.targets, comm_.rank());  // every block stays
+  return false;
 }
 
 std::optional<std::int64_t> Mesh::move_for_adapt(Domain& domain, std::vector<std::int8_t>& marks,
-                                                 const AdaptCut& cut, bool merged) {
+                                                 AdaptCut& cut, bool merged) {
   // A rank that could not merge says so in the migration's exchange, which every rank takes
   // part in and which also tells every rank whether any block moved: no rank is left waiting,
   // and no reduction of its own is needed. (A rank that merges a family away moves it, so
   // merging before the exchange merges nothing in vain.)
   enum : std::size_t { kFailed, kMoves };
   std::array<int, 2> least{merged ? comm_.size() : comm_.rank(), sends_any(cut.targets) ? -1 : 0};
+  // The parents that leave are coarsened once their headers are on their way: on a sphere
+  // moving over two ranks one rank merges what leaves it while the other takes storage for it.
+  const auto coarsen_pending = [&] {
+    if (cut.pending.empty()) return;
+    const auto started = std::chrono::steady_clock::now();
+    for (AdaptCut::PendingMerge& m : cut.pending)
+      merge_into(m.children, domain.blocks[m.parent], domain.spare);
+    cut.pending.clear();
+    cut.merging_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
   const std::int64_t sent =
-      migrate(domain, cut.targets, comm_, &marks, kMigrationMessageBytes, least);
+      migrate(domain, cut.targets, comm_, &marks, kMigrationMessageBytes, least, coarsen_pending);
+  assert(cut.pending.empty());
   if (least[kFailed] < comm_.size())
     throw std::runtime_error(
         fmt::format("out of memory on rank {} merging the families that leave it before migration",

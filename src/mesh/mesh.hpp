@@ -97,22 +97,33 @@ class Mesh {
   struct AdaptCut {
     std::vector<int> targets;       // per local leaf
     std::vector<bool> merges_away;  // at the first leaf of a family that merges and leaves
+    // A family merged to leave whose parent's cells are still to be coarsened from its children:
+    // the move does that once its headers are on their way.
+    struct PendingMerge {
+      std::size_t parent = 0;  // the parent's index among the local leaves
+      std::array<stencil::Block, 8> children;
+    };
+    std::vector<PendingMerge> pending;
+    double merging_seconds = 0;  // the move's time spent coarsening them (refinement work)
   };
   // Local, given `along` (else one collective finds it).
   AdaptCut cut_for_adapt(const Domain& domain, const octree::AdaptPlan& plan,
                          std::span<const std::int64_t> adapted_weights, const sfc::Shares& shares,
                          std::optional<comm::Communicator::PrefixSum> along) const;
-  // Local. Merges the families that leave, so that `cut` and `marks` follow the merged leaves.
-  // Returns false when this rank ran out of memory doing so (it then keeps its blocks): pass
-  // that on to move_for_adapt, which tells every rank.
+  // Local. Merges the families that leave, so that `cut` and `marks` follow the merged leaves:
+  // each such family becomes its parent, with storage of its own and its cost, and the
+  // coarsening of its cells waits in cut.pending for move_for_adapt. Returns false when this rank
+  // ran out of memory doing so (it then keeps its blocks as they were): pass that on to
+  // move_for_adapt, which tells every rank.
   bool merge_leaving(Domain& domain, std::vector<std::int8_t>& marks, AdaptCut& cut);
   // Collective: one exchange, the migration's, which also says whether any rank failed to merge
   // (`merged` false: every rank then throws) and whether any block moved. Moves the blocks (with
-  // their marks) to the targets of `cut`. Returns the blocks sent from here, or nullopt on every
-  // rank when no rank moved one (the partition then stands). The plans are left for the
-  // adaptation to rebuild.
+  // their marks) to the targets of `cut`, coarsening the pending parents while the receivers
+  // take storage for what this rank sends them (cut.merging_seconds says how long that took).
+  // Returns the blocks sent from here, or nullopt on every rank when no rank moved one (the
+  // partition then stands). The plans are left for the adaptation to rebuild.
   std::optional<std::int64_t> move_for_adapt(Domain& domain, std::vector<std::int8_t>& marks,
-                                             const AdaptCut& cut, bool merged);
+                                             AdaptCut& cut, bool merged);
 
   // Collective. Moves the leading leaves of a family that starts on an earlier rank to that
   // rank, so every family that may coarsen is whole on one rank before marks are computed.

@@ -91,7 +91,7 @@ void post_blocks(std::span<double* const> data, int doubles, std::size_t message
 // shared too, and no value moves.
 std::int64_t migrate(Domain& domain, std::span<const int> targets, const comm::Communicator& comm,
                      std::vector<std::int8_t>* marks, std::size_t message_bytes,
-                     std::span<int> least) {
+                     std::span<int> least, const std::function<void()>& headers_posted) {
   struct Entry {
     octree::Key key;
     double cost;
@@ -129,7 +129,7 @@ std::int64_t migrate(Domain& domain, std::span<const int> targets, const comm::C
         post_blocks(arriving, count, message_bytes, p.rank, /*send=*/false, comm, requests,
                     through);
       },
-      least);
+      least, headers_posted);
   std::int64_t sent = 0;
   for (const auto& [to, data] : leaving) {
     post_blocks(data, count, message_bytes, to, /*send=*/true, comm, requests, through);

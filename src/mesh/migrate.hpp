@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -20,10 +21,14 @@ inline constexpr std::size_t kMigrationMessageBytes = std::size_t{1} << 28;
 // number of blocks this rank sent. The blocks for one peer travel in messages of at most
 // `message_bytes` (at least one block each). `least`: values that ride on the headers' exchange
 // to their least over the ranks (comm::sparse_exchange). A rank that neither sends nor receives
-// a block leaves `domain` and `marks` as they are.
+// a block leaves `domain` and `marks` as they are. `headers_posted`, when given, runs once this
+// rank's headers are on their way and before its blocks' storage is read: work on the values of
+// blocks that leave (merging the families that leave) then overlaps the receivers' taking
+// storage for them.
 std::int64_t migrate(Domain& domain, std::span<const int> targets, const comm::Communicator& comm,
                      std::vector<std::int8_t>* marks = nullptr,
-                     std::size_t message_bytes = kMigrationMessageBytes, std::span<int> least = {});
+                     std::size_t message_bytes = kMigrationMessageBytes, std::span<int> least = {},
+                     const std::function<void()>& headers_posted = {});
 
 // Bytes that travel per block (its whole storage and a header), for cost models.
 std::size_t migrated_block_bytes(const stencil::BlockShape& shape);

@@ -667,9 +667,13 @@ TEST(Rebalance, BeforeAdaptLeavesNothingForTheBalanceAfter) {
         const auto along = comm.prefix_sum(std::int64_t(ones.size()));
         const auto before_cut = comm.traffic();
         mesh::Mesh::AdaptCut cut = rt.mesh().cut_for_adapt(d, plan, ones, {}, along);
+        const auto families_leaving = std::ranges::count(cut.merges_away, true);
         const bool merged = rt.mesh().merge_leaving(d, marks, cut);
         EXPECT_TRUE(merged) << what;
         EXPECT_EQ((comm.traffic() - before_cut).collectives, 0) << what;
+        // Each family that leaves is its parent now; its cells are coarsened by the move, once
+        // the headers are on their way, and that time is the move's to report.
+        EXPECT_EQ(std::ptrdiff_t(cut.pending.size()), families_leaving) << what;
         const auto leaving = std::ranges::count_if(cut.targets, [&](int t) { return t != me; });
         const bool moves = world_sum(std::int64_t(leaving)) > 0;
         const auto before_move = comm.traffic();
@@ -677,6 +681,8 @@ TEST(Rebalance, BeforeAdaptLeavesNothingForTheBalanceAfter) {
         EXPECT_EQ((comm.traffic() - before_move).collectives, 1) << what;
         EXPECT_EQ(sent.has_value(), moves) << what;
         EXPECT_EQ(sent.value_or(0), std::int64_t(leaving)) << what;
+        EXPECT_TRUE(cut.pending.empty()) << what;
+        EXPECT_EQ(cut.merging_seconds > 0, families_leaving > 0) << what;
         sent_ahead = sent.value_or(0);
       }
       // A merging family that changed rank arrives merged: its parent, to stay, holding what
