@@ -5,6 +5,7 @@
 // at every piece of work on block values, in both runtimes.
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -81,13 +82,23 @@ Outcome run_dynamic(const app::Config& c) {
   return {sim.stats(), sim.balancer()->stats()};
 }
 
+// A path in the test folder for a file named `name` of this run alone: ctest runs this binary on
+// 1 to 4 ranks at once, and each run writes its own logs and replays.
+std::string temp_path(const std::string& name) {
+  int me = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  long run = me == 0 ? long(getpid()) : 0;
+  MPI_Bcast(&run, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  return ::testing::TempDir() + std::to_string(run) + "." + name;
+}
+
 // Runs `c` in the dynamic runtime replaying a log of `lines` (after its header, written on rank 0
 // to the test folder as `name`, removed after).
 Outcome run_replayed(app::Config c, const std::string& name, const std::string& lines) {
   int P = 1, me = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  c.lb_replay_path = ::testing::TempDir() + name;
+  c.lb_replay_path = temp_path(name);
   if (me == 0) {
     std::ofstream out(c.lb_replay_path);
     out << nlohmann::json{{"miniamr_lb_log", 1}, {"ranks", P}}.dump() << "\n" << lines;
@@ -124,7 +135,7 @@ TEST(BalanceInTheDriver, BatchesEndAtDecisionsAndResultsStayBitwise) {
   const Outcome reference = run_static(c);
   c.runtime = "dynamic";
   c.lb_freq = 3;
-  const std::string log = ::testing::TempDir() + "miniamr_balance_driver.jsonl";
+  const std::string log = temp_path("miniamr_balance_driver.jsonl");
   c.lb_log_path = log;
   const Outcome d = run_dynamic(c);
   EXPECT_TRUE(everywhere(d.stats.field_digest == reference.stats.field_digest));
@@ -242,8 +253,8 @@ TEST(BalanceInTheDriver, ARecutOfAnUnchangedMeshIsMadeOnlyWhenItPays) {
   app::Config c = still_deck();
   c.runtime = "dynamic";
   c.lb_freq = 100;
-  c.lb_link_model_path = ::testing::TempDir() + "miniamr_slow_link.yaml";
-  const std::string log = ::testing::TempDir() + "miniamr_recut.jsonl";
+  c.lb_link_model_path = temp_path("miniamr_slow_link.yaml");
+  const std::string log = temp_path("miniamr_recut.jsonl");
   c.lb_log_path = log;
   if (me == 0) {
     std::ofstream out(c.lb_link_model_path);
