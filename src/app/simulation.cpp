@@ -376,12 +376,13 @@ Simulation::CutBeforeAdapt Simulation::balance_before_adapt(const octree::AdaptP
   }
   // Merging the families that leave is the adaptation's coarsening, done before they go: it
   // counts as refinement (T_ref), the coarsening of their cells too, which the move does while
-  // the receivers take storage for them. The move's exchange also says whether any rank moved
-  // a block.
+  // the receivers take storage for them, and so does the new partition's exchange, which the
+  // move makes while the blocks travel and the adaptation's rebuild takes. The move's exchange
+  // also says whether any rank moved a block.
   const bool merged = mesh_.merge_leaving(domain_, marks, cut);
   const auto moving = runtime::Clock::now();
   const std::optional<std::int64_t> sent = mesh_.move_for_adapt(domain_, marks, cut, merged);
-  timers.add(runtime::Phase::kLoadBalance, runtime::seconds_since(moving) - cut.merging_seconds);
+  timers.add(runtime::Phase::kLoadBalance, runtime::seconds_since(moving) - cut.adapting_seconds);
   if (!sent) return CutBeforeAdapt::kHeld;
   step_counts_[2] += *sent;
   return CutBeforeAdapt::kMoved;

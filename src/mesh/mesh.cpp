@@ -33,6 +33,7 @@ void Mesh::repartition(const Domain& domain, std::span<int> least) {
   // One P-sized partition on a rank at a time (8 or 16 bytes a rank: 128 or 256 MiB in all at
   // 4096 simulated ranks): the old one goes before the new one is gathered.
   partition_ = {};
+  moved_partition_.reset();
   rebuild(
       domain,
       exchange_partition(domain, sfc::CurveSpace::make(ownership_, domain.grid), comm_, deepest_),
@@ -40,6 +41,16 @@ void Mesh::repartition(const Domain& domain, std::span<int> least) {
 }
 
 void Mesh::adapted(const Domain& domain, std::span<int> least) {
+  if (moved_partition_) {
+    // Splits and merges move no rank's first position along the curve.
+    sfc::Partition moved = std::move(*moved_partition_);
+    moved_partition_.reset();
+#ifndef NDEBUG
+    const sfc::Partition exchanged = exchange_partition(domain, moved.space(), comm_, deepest_);
+    for (const octree::Key& k : domain.leaves.keys()) assert(exchanged.owner(k) == moved.owner(k));
+#endif
+    return rebuild(domain, std::move(moved), least);
+  }
   if (ownership_moved_) return repartition(domain, least);
 #ifndef NDEBUG
   const sfc::Partition exchanged = exchange_partition(domain, partition_.space(), comm_, deepest_);
@@ -52,6 +63,7 @@ void Mesh::adapted(const Domain& domain, std::span<int> least) {
 std::int64_t Mesh::move_blocks(Domain& domain, std::span<const int> targets,
                                std::vector<std::int8_t>* marks) {
   ownership_moved_ = true;
+  moved_partition_.reset();
   return migrate(domain, targets, comm_, marks);
 }
 
@@ -398,11 +410,27 @@ std::optional<std::int64_t> Mesh::move_for_adapt(Domain& domain, std::vector<std
     for (AdaptCut::PendingMerge& m : cut.pending)
       merge_into(m.children, domain.blocks[m.parent], domain.spare);
     cut.pending.clear();
-    cut.merging_seconds =
+    cut.adapting_seconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   };
-  const std::int64_t sent =
-      migrate(domain, cut.targets, comm_, &marks, kMigrationMessageBytes, least, coarsen_pending);
+  // Every rank's first position after the move is known once the headers are through: the
+  // partition is gathered while the blocks' storage travels, not after it has arrived. (Votes
+  // of the headers' exchange, alike on every rank, say whether there is one to gather.)
+  const sfc::CurveSpace space = sfc::CurveSpace::make(ownership_, domain.grid);
+  const auto gather_partition = [&](std::span<const octree::Key> arriving) {
+    if (least[kFailed] < comm_.size() || least[kMoves] == 0) return;
+    sfc::Position mine = first_position_of(arriving, space, deepest_);
+    for (std::size_t i = 0; i < cut.targets.size(); ++i)
+      if (cut.targets[i] == comm_.rank())
+        mine = std::min(mine, sfc::first_position(domain.leaves[i], space));
+    const auto started = std::chrono::steady_clock::now();
+    partition_ = {};  // one P-sized partition on a rank at a time (repartition)
+    moved_partition_ = exchange_partition(mine, domain.grid, space, comm_, deepest_);
+    cut.adapting_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  const std::int64_t sent = migrate(domain, cut.targets, comm_, &marks, kMigrationMessageBytes,
+                                    least, coarsen_pending, gather_partition);
   assert(cut.pending.empty());
   if (least[kFailed] < comm_.size())
     throw std::runtime_error(

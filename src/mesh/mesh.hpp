@@ -104,7 +104,9 @@ class Mesh {
       std::array<stencil::Block, 8> children;
     };
     std::vector<PendingMerge> pending;
-    double merging_seconds = 0;  // the move's time spent coarsening them (refinement work)
+    // The move's time spent on the adaptation's own work, refinement and not balancing:
+    // coarsening the pending parents, and gathering the partition of the mesh it leaves.
+    double adapting_seconds = 0;
   };
   // Local, given `along` (else one collective finds it).
   AdaptCut cut_for_adapt(const Domain& domain, const octree::AdaptPlan& plan,
@@ -116,10 +118,12 @@ class Mesh {
   // ran out of memory doing so (it then keeps its blocks as they were): pass that on to
   // move_for_adapt, which tells every rank.
   bool merge_leaving(Domain& domain, std::vector<std::int8_t>& marks, AdaptCut& cut);
-  // Collective: one exchange, the migration's, which also says whether any rank failed to merge
-  // (`merged` false: every rank then throws) and whether any block moved. Moves the blocks (with
+  // Collective: the migration's exchange, which also says whether any rank failed to merge
+  // (`merged` false: every rank then throws) and whether any block moved, and when one did the
+  // new partition's (which the adaptation's rebuild then takes). Moves the blocks (with
   // their marks) to the targets of `cut`, coarsening the pending parents while the receivers
-  // take storage for what this rank sends them (cut.merging_seconds says how long that took).
+  // take storage for what this rank sends them, and gathering the new partition while the
+  // blocks' storage travels (cut.adapting_seconds says how long those took).
   // Returns the blocks sent from here, or nullopt on every rank when no rank moved one (the
   // partition then stands). The plans are left for the adaptation to rebuild.
   std::optional<std::int64_t> move_for_adapt(Domain& domain, std::vector<std::int8_t>& marks,
@@ -198,7 +202,10 @@ class Mesh {
   mutable std::optional<GhostPlan> plan_;  // of neighbourhood_, once asked for
   std::uint64_t generation_ = 0;
   bool ownership_moved_ = true;  // blocks migrated since partition_ was exchanged (or none was)
-  bool families_split_ = true;   // Neighbourhood::families_split of the last rebuild
+  // The partition after the last move_for_adapt, gathered while its blocks travelled, for the
+  // adaptation's rebuild; any other move drops it.
+  std::optional<sfc::Partition> moved_partition_;
+  bool families_split_ = true;  // Neighbourhood::families_split of the last rebuild
 };
 
 }  // namespace miniamr::mesh

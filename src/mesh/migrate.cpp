@@ -91,7 +91,8 @@ void post_blocks(std::span<double* const> data, int doubles, std::size_t message
 // shared too, and no value moves.
 std::int64_t migrate(Domain& domain, std::span<const int> targets, const comm::Communicator& comm,
                      std::vector<std::int8_t>* marks, std::size_t message_bytes,
-                     std::span<int> least, const std::function<void()>& headers_posted) {
+                     std::span<int> least, const std::function<void()>& headers_posted,
+                     const StoragePosted& storage_posted) {
   struct Entry {
     octree::Key key;
     double cost;
@@ -134,6 +135,11 @@ std::int64_t migrate(Domain& domain, std::span<const int> targets, const comm::C
   for (const auto& [to, data] : leaving) {
     post_blocks(data, count, message_bytes, to, /*send=*/true, comm, requests, through);
     sent += std::int64_t(data.size());
+  }
+  if (storage_posted) {
+    std::vector<octree::Key> arriving(arrived.size());
+    for (std::size_t i = 0; i < arrived.size(); ++i) arriving[i] = arrived[i].key;
+    storage_posted(arriving);
   }
   MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
   // An exchange that only carried votes leaves this rank's blocks where they are.

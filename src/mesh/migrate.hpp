@@ -24,11 +24,16 @@ inline constexpr std::size_t kMigrationMessageBytes = std::size_t{1} << 28;
 // a block leaves `domain` and `marks` as they are. `headers_posted`, when given, runs once this
 // rank's headers are on their way and before its blocks' storage is read: work on the values of
 // blocks that leave (merging the families that leave) then overlaps the receivers' taking
-// storage for them.
+// storage for them. `storage_posted`, when given, runs once every block's storage is on its
+// way, with the keys of the blocks that arrive (in no particular order), before this rank waits
+// for it: collective work that needs only the new leaves (the partition's exchange) then
+// overlaps the transfer.
+using StoragePosted = std::function<void(std::span<const octree::Key> arriving)>;
 std::int64_t migrate(Domain& domain, std::span<const int> targets, const comm::Communicator& comm,
                      std::vector<std::int8_t>* marks = nullptr,
                      std::size_t message_bytes = kMigrationMessageBytes, std::span<int> least = {},
-                     const std::function<void()>& headers_posted = {});
+                     const std::function<void()>& headers_posted = {},
+                     const StoragePosted& storage_posted = {});
 
 // Bytes that travel per block (its whole storage and a header), for cost models.
 std::size_t migrated_block_bytes(const stencil::BlockShape& shape);

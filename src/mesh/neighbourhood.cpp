@@ -14,17 +14,23 @@ namespace {
 constexpr int kGhostKeysTag = 101;
 }  // namespace
 
-sfc::Partition exchange_partition(const Domain& domain, const sfc::CurveSpace& space,
-                                  const comm::Communicator& comm, int deepest) {
-  // Only the positions travel, an empty rank's as kNoLeaf: a P-sized array on every rank, and
-  // in the collective, is all the memory the partition's exchange takes.
-  sfc::Position mine = sfc::Partition::kNoLeaf;
-  for (const octree::Key& k : domain.leaves.keys()) {
+sfc::Position first_position_of(std::span<const octree::Key> keys, const sfc::CurveSpace& space,
+                                int deepest) {
+  sfc::Position first = sfc::Partition::kNoLeaf;
+  for (const octree::Key& k : keys) {
     if (k.level > deepest) throw std::logic_error("a leaf is deeper than the mesh's deepest level");
-    mine = std::min(mine, sfc::first_position(k, space));
+    first = std::min(first, sfc::first_position(k, space));
   }
-  // Every rank decides alike, from the root grid and the deepest level.
-  if (sfc::Partition::coarse_fits(sfc::root_bits(domain.grid), deepest)) {
+  return first;
+}
+
+sfc::Partition exchange_partition(sfc::Position mine, const octree::RootGrid& grid,
+                                  const sfc::CurveSpace& space, const comm::Communicator& comm,
+                                  int deepest) {
+  // Only the positions travel, an empty rank's as kNoLeaf: a P-sized array on every rank, and
+  // in the collective, is all the memory the partition's exchange takes. Every rank decides
+  // alike, from the root grid and the deepest level.
+  if (sfc::Partition::coarse_fits(sfc::root_bits(grid), deepest)) {
     const std::uint64_t coarse = sfc::Partition::coarse_first(mine, deepest);
     std::vector<std::uint64_t> firsts(std::size_t(comm.size()));
     comm.allgather_bytes(&coarse, sizeof coarse, firsts.data());
@@ -33,6 +39,12 @@ sfc::Partition exchange_partition(const Domain& domain, const sfc::CurveSpace& s
   std::vector<sfc::Position> firsts(std::size_t(comm.size()));
   comm.allgather_bytes(&mine, sizeof mine, firsts.data());
   return sfc::Partition::from_firsts(space, std::move(firsts));
+}
+
+sfc::Partition exchange_partition(const Domain& domain, const sfc::CurveSpace& space,
+                                  const comm::Communicator& comm, int deepest) {
+  return exchange_partition(first_position_of(domain.leaves.keys(), space, deepest), domain.grid,
+                            space, comm, deepest);
 }
 
 Neighbourhood build_neighbourhood(const Domain& domain, const sfc::CurveSpace& space,

@@ -33,6 +33,14 @@ struct Neighbourhood {
 // the root grid allows (sfc::Partition::from_coarse_firsts).
 sfc::Partition exchange_partition(const Domain& domain, const sfc::CurveSpace& space,
                                   const comm::Communicator& comm, int deepest = octree::kMaxLevel);
+// The first curve position of `keys` (sfc::Partition::kNoLeaf when there is none): a rank's part
+// of that exchange. Throws std::logic_error for a key deeper than `deepest`.
+sfc::Position first_position_of(std::span<const octree::Key> keys, const sfc::CurveSpace& space,
+                                int deepest);
+// The same exchange from each rank's first position, `mine`.
+sfc::Partition exchange_partition(sfc::Position mine, const octree::RootGrid& grid,
+                                  const sfc::CurveSpace& space, const comm::Communicator& comm,
+                                  int deepest);
 
 // Collective. Each rank sends the keys of its leaves on a rank boundary to the ranks that may
 // own leaves across those faces or of their families; what arrives is the ghost layer.
