@@ -105,7 +105,7 @@ class Mesh {
     };
     std::vector<PendingMerge> pending;
     // The move's time spent on the adaptation's own work, refinement and not balancing:
-    // coarsening the pending parents, and gathering the partition of the mesh it leaves.
+    // coarsening the pending parents, and gathering the partition that the move makes.
     double adapting_seconds = 0;
   };
   // Local, given `along` (else one collective finds it).
