@@ -33,7 +33,6 @@ void Mesh::repartition(const Domain& domain, std::span<int> least) {
   // One P-sized partition on a rank at a time (8 or 16 bytes a rank: 128 or 256 MiB in all at
   // 4096 simulated ranks): the old one goes before the new one is gathered.
   partition_ = {};
-  moved_partition_.reset();
   rebuild(
       domain,
       exchange_partition(domain, sfc::CurveSpace::make(ownership_, domain.grid), comm_, deepest_),
@@ -41,16 +40,8 @@ void Mesh::repartition(const Domain& domain, std::span<int> least) {
 }
 
 void Mesh::adapted(const Domain& domain, std::span<int> least) {
-  if (moved_partition_) {
-    // Splits and merges move no rank's first position along the curve.
-    sfc::Partition moved = std::move(*moved_partition_);
-    moved_partition_.reset();
-#ifndef NDEBUG
-    const sfc::Partition exchanged = exchange_partition(domain, moved.space(), comm_, deepest_);
-    for (const octree::Key& k : domain.leaves.keys()) assert(exchanged.owner(k) == moved.owner(k));
-#endif
-    return rebuild(domain, std::move(moved), least);
-  }
+  // Splits and merges move no rank's first position along the curve: the partition stands,
+  // whether it was exchanged at the last rebuild or gathered during the move before the split.
   if (ownership_moved_) return repartition(domain, least);
 #ifndef NDEBUG
   const sfc::Partition exchanged = exchange_partition(domain, partition_.space(), comm_, deepest_);
@@ -63,7 +54,6 @@ void Mesh::adapted(const Domain& domain, std::span<int> least) {
 std::int64_t Mesh::move_blocks(Domain& domain, std::span<const int> targets,
                                std::vector<std::int8_t>* marks) {
   ownership_moved_ = true;
-  moved_partition_.reset();
   return migrate(domain, targets, comm_, marks);
 }
 
@@ -425,7 +415,7 @@ std::optional<std::int64_t> Mesh::move_for_adapt(Domain& domain, std::vector<std
         mine = std::min(mine, sfc::first_position(domain.leaves[i], space));
     const auto started = std::chrono::steady_clock::now();
     partition_ = {};  // one P-sized partition on a rank at a time (repartition)
-    moved_partition_ = exchange_partition(mine, domain.grid, space, comm_, deepest_);
+    partition_ = exchange_partition(mine, domain.grid, space, comm_, deepest_);
     cut.adapting_seconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   };
@@ -437,7 +427,7 @@ std::optional<std::int64_t> Mesh::move_for_adapt(Domain& domain, std::vector<std
         fmt::format("out of memory on rank {} merging the families that leave it before migration",
                     least[kFailed]));
   if (least[kMoves] == 0) return std::nullopt;
-  ownership_moved_ = true;
+  ownership_moved_ = false;  // partition_ is the one the move made (gather_partition)
   return sent;
 }
 

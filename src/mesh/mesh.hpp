@@ -202,10 +202,7 @@ class Mesh {
   mutable std::optional<GhostPlan> plan_;  // of neighbourhood_, once asked for
   std::uint64_t generation_ = 0;
   bool ownership_moved_ = true;  // blocks migrated since partition_ was exchanged (or none was)
-  // The partition after the last move_for_adapt, gathered while its blocks travelled, for the
-  // adaptation's rebuild; any other move drops it.
-  std::optional<sfc::Partition> moved_partition_;
-  bool families_split_ = true;  // Neighbourhood::families_split of the last rebuild
+  bool families_split_ = true;   // Neighbourhood::families_split of the last rebuild
 };
 
 }  // namespace miniamr::mesh
