@@ -4,6 +4,7 @@
 #pragma once
 
 #include <mpi.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -29,6 +30,14 @@ inline bool all_ranks(bool ok, const std::string& detail = {}) {
   int flag = ok ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &flag, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
   return flag != 0;
+}
+
+// Collective: rank 0's process id on every rank, to name the files of this run apart from those
+// of the others that ctest runs at once (the same binary on 1 to 4 ranks).
+inline long run_id() {
+  long pid = world_rank() == 0 ? long(::getpid()) : 0;
+  MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  return pid;
 }
 
 inline std::int64_t world_sum(std::int64_t v) {

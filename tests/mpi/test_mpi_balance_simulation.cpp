@@ -5,7 +5,6 @@
 // at every piece of work on block values, in both runtimes.
 #include <gtest/gtest.h>
 #include <mpi.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -17,6 +16,7 @@
 #include "app/config.hpp"
 #include "app/simulation.hpp"
 #include "comm/mpi.hpp"
+#include "mpi_checks.hpp"
 #include "runtime/dynamic_runtime.hpp"
 #include "runtime/static_runtime.hpp"
 
@@ -85,11 +85,7 @@ Outcome run_dynamic(const app::Config& c) {
 // A path in the test folder for a file named `name` of this run alone: ctest runs this binary on
 // 1 to 4 ranks at once, and each run writes its own logs and replays.
 std::string temp_path(const std::string& name) {
-  int me = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  long run = me == 0 ? long(getpid()) : 0;
-  MPI_Bcast(&run, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-  return ::testing::TempDir() + std::to_string(run) + "." + name;
+  return ::testing::TempDir() + std::to_string(mpi_checks::run_id()) + "." + name;
 }
 
 // Runs `c` in the dynamic runtime replaying a log of `lines` (after its header, written on rank 0

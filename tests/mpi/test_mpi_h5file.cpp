@@ -1,7 +1,6 @@
 // Parallel HDF5 files: rows written by every rank at once read back whole under any other
 // distribution, attributes round-trip, and what is missing or foreign is an h5::Error.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -23,9 +22,7 @@ namespace {
 
 // One path for all ranks, named after rank 0's process.
 std::string shared_path(const char* suffix) {
-  long pid = world_rank() == 0 ? long(::getpid()) : 0;
-  MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-  return "/tmp/miniamr_h5_test_" + std::to_string(pid) + suffix;
+  return "/tmp/miniamr_h5_test_" + std::to_string(mpi_checks::run_id()) + suffix;
 }
 
 TEST(H5File, RowsWrittenByEveryRankReadBackUnderAnotherDistribution) {
