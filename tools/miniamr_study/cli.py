@@ -1,4 +1,4 @@
-"""Command line: strong, weak, compare and collect."""
+"""Command line: strong, weak, compare, collect, table and balancer."""
 import argparse
 import json
 import math
@@ -9,8 +9,8 @@ import socket
 import subprocess
 import sys
 
-from . import REPO, StudyFailure, UsageError, machine, plan as planning, reference, results, runner, \
-    slurm, table
+from . import REPO, StudyFailure, UsageError, balancer_log, machine, plan as planning, reference, \
+    results, runner, slurm, table
 from .deck import parse_options, read_deck
 from .inputs import check_output_folder
 from .variants import parse_variants
@@ -22,6 +22,7 @@ Mantevo miniAMR, on this machine (mpirun or srun) or as Slurm batch scripts.
   miniamr-study weak DECK --ranks 1,2,4,8 --out S
   miniamr-study compare DECK --ranks 2 --variants 'static,dynamic@--lb sfc' --reference --out S
   miniamr-study collect DIR --out S        (the runs of an --emit-slurm study, once finished)
+  miniamr-study balancer LOG --plot P.png  (what a dynamic run's --lb_log says)
 
 Every sweep runs, for each repetition, every point (ranks x threads) and within it every
 variant, so a machine that drifts affects all alike. Wall time is measured around the launcher
@@ -161,7 +162,8 @@ def add_sweep(sub, name, help_text, epilog):
 def make_parser():
     parser = Parser(prog="miniamr-study", description=DESCRIPTION,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", metavar="{strong,weak,compare,collect,table}")
+    sub = parser.add_subparsers(dest="command",
+                                metavar="{strong,weak,compare,collect,table,balancer}")
     sub.required = True
     add_sweep(sub, "strong", "strong scaling: the same deck over the rank counts "
               "(efficiency T(base)*P(base)/(P*T(P)))", COMMON_EPILOG)
@@ -178,6 +180,11 @@ def make_parser():
                        "command)", description=table.__doc__)
     t.add_argument("dir", help="a study's --out folder")
     t.add_argument("--into", metavar="FILE", help="replace FILE's figures block with the table")
+    b = sub.add_parser("balancer", help="what the dynamic runtime's balancer did, from an "
+                       "--lb_log file", description=balancer_log.__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    b.add_argument("log", help="a file written by miniamr --lb_log")
+    b.add_argument("--plot", metavar="PNG", help="also plot shares, work held and imbalance")
     return parser
 
 
@@ -436,6 +443,11 @@ def main(argv=None):
         a = parser.parse_args(joined_values(sys.argv[1:] if argv is None else argv, parser))
         if a.command == "collect":
             return collect(a, log)
+        if a.command == "balancer":
+            log(balancer_log.text(a.log))
+            if a.plot:
+                balancer_log.plot(a.log, a.plot)
+            return 0
         if a.command == "table":
             block = table.markdown(a.dir)
             if a.into:
