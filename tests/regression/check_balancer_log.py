@@ -98,8 +98,13 @@ def check_bad_inputs(tool, work, failures):
     binary = os.path.join(work, "binary")
     with open(binary, "wb") as f:
         f.write(bytes(range(256)))
+    moves = os.path.join(work, "moves.jsonl")
+    with open(moves, "w") as f:
+        bad = dict(SYNTHETIC[4], moves=[{"blocks": "two"}])
+        f.write("\n".join(json.dumps(line) for line in [SYNTHETIC[0], bad]) + "\n")
     for path, says in ((results, "not a JSON line"), (headless, "no --lb_log header"),
                        (short, "shares is not 2 numbers"), (binary, "not a balancer log"),
+                       (moves, "not counts of blocks"), ("/dev/zero", "not a regular file"),
                        (os.path.join(work, "missing.jsonl"), "No such file")):
         p = study(tool, path)
         lines = p.stderr.strip().splitlines()

@@ -15,6 +15,7 @@ that), and the most that a rank's work was off the share it was cut to, the next
 """
 import collections
 import json
+import os
 
 from . import UsageError
 
@@ -24,6 +25,8 @@ Row = collections.namedtuple("Row", "timestep kind outcome shares work seconds i
 
 def read(path):
     """The log's header and its lines, checked: a clear UsageError for anything else."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise UsageError(f"{path}: not a regular file (--lb_log writes one)")
     try:
         with open(path) as f:
             text = f.read()
@@ -48,11 +51,17 @@ def read(path):
         if e.get("kind") not in ("refinement", "decision") or \
                 not isinstance(e.get("timestep"), int):
             raise UsageError(f"{path}:{n}: neither a refinement cut nor a decision with a timestep")
-        for key in ("shares", "speeds", "predicted_s_per_stage_before"):
+        for key in ("shares", "speeds", "predicted_s_per_stage_before", "measured_s_per_stage"):
             v = e.get(key)
+            if key == "measured_s_per_stage" and v is None:
+                continue  # decisions log the slowest rank's only
             if not isinstance(v, list) or len(v) != ranks or \
-                    not all(isinstance(x, (int, float)) for x in v):
-                raise UsageError(f"{path}:{n}: {key} is not {ranks} numbers")
+                    not all(isinstance(x, (int, float)) and x >= 0 for x in v):
+                raise UsageError(f"{path}:{n}: {key} is not {ranks} numbers of at least 0")
+        moves = e.get("moves", [])
+        if not isinstance(e.get("blocks", 0), int) or not isinstance(moves, list) or \
+                not all(isinstance(m, dict) and isinstance(m.get("blocks", 0), int) for m in moves):
+            raise UsageError(f"{path}:{n}: its blocks or moves are not counts of blocks")
     return header, entries
 
 
