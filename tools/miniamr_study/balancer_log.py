@@ -2,16 +2,17 @@
 
 One row per line of the log: the timestep, a refinement cut or a decision between refinement
 steps and what became of it, the shares the cut was made with (a decision's: those it proposed,
-taken or not), the work each rank held over the
-interval before the line (its predicted seconds per stage times its speed, as fractions of the
-whole), the seconds per stage each rank measured over that interval and their imbalance (max over
-mean). With up to 4 ranks every rank is shown, beyond that the least and the most.
+taken or not), the work each rank held over the interval before the line (its predicted seconds
+per stage times its speed, as fractions of the whole), the seconds per stage each rank measured
+over that interval and their imbalance (max over mean). With up to 4 ranks every rank is shown,
+beyond that the least and the most.
 
 The summary adds the cuts and the blocks they moved, the decisions taken and why the others were
 not, the imbalance over the whole log (the intervals' slowest and mean ranks summed, each weighted
 by the timesteps it covers: the share of the run's stage time lost to imbalance is 1 - 1 /
-that), and the most that a rank's work was off the share it was cut to, the next interval
-(blocks are whole: a rank's share lies between two blocks' bounds).
+that), and how far the work a rank held was from the share it was cut to over the next interval,
+on average (weighted by the interval's stage time) and at most (blocks are whole: a rank's share
+lies between two blocks' bounds).
 """
 import collections
 import json
@@ -32,9 +33,10 @@ def read(path):
             text = f.read()
     except UnicodeDecodeError:
         raise UsageError(f"{path}: not a balancer log (--lb_log writes JSON lines)")
-    lines = [line for line in text.splitlines() if line.strip()]
-    parsed = []
-    for n, line in enumerate(lines, 1):
+    numbered = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    parsed, line_of = [], []
+    for n, line in numbered:
+        line_of.append(n)
         try:
             parsed.append(json.loads(line))
         except json.JSONDecodeError as e:
@@ -47,7 +49,7 @@ def read(path):
     ranks = header.get("ranks")
     if not isinstance(ranks, int) or ranks < 1:
         raise UsageError(f"{path}: the header gives no rank count")
-    for n, e in enumerate(entries, 2):
+    for n, e in zip(line_of[1:], entries):
         if e.get("kind") not in ("refinement", "decision") or \
                 not isinstance(e.get("timestep"), int):
             raise UsageError(f"{path}:{n}: neither a refinement cut nor a decision with a timestep")
