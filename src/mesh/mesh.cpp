@@ -392,16 +392,22 @@ std::optional<std::int64_t> Mesh::move_for_adapt(Domain& domain, std::vector<std
   // merging before the exchange merges nothing in vain.)
   enum : std::size_t { kFailed, kMoves };
   std::array<int, 2> least{merged ? comm_.size() : comm_.rank(), sends_any(cut.targets) ? -1 : 0};
+  // The adaptation's own work done inside the move, timed apart from the move.
+  const auto adapting = [&](auto&& work) {
+    const auto started = std::chrono::steady_clock::now();
+    work();
+    cut.adapting_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
   // The parents that leave are coarsened once their headers are on their way: on a sphere
   // moving over two ranks one rank merges what leaves it while the other takes storage for it.
   const auto coarsen_pending = [&] {
     if (cut.pending.empty()) return;
-    const auto started = std::chrono::steady_clock::now();
-    for (AdaptCut::PendingMerge& m : cut.pending)
-      merge_into(m.children, domain.blocks[m.parent], domain.spare);
-    cut.pending.clear();
-    cut.adapting_seconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    adapting([&] {
+      for (AdaptCut::PendingMerge& m : cut.pending)
+        merge_into(m.children, domain.blocks[m.parent], domain.spare);
+      cut.pending.clear();
+    });
   };
   // Every rank's first position after the move is known once the headers are through: the
   // partition is gathered while the blocks' storage travels, not after it has arrived. (Votes
@@ -413,11 +419,10 @@ std::optional<std::int64_t> Mesh::move_for_adapt(Domain& domain, std::vector<std
     for (std::size_t i = 0; i < cut.targets.size(); ++i)
       if (cut.targets[i] == comm_.rank())
         mine = std::min(mine, sfc::first_position(domain.leaves[i], space));
-    const auto started = std::chrono::steady_clock::now();
-    partition_ = {};  // one P-sized partition on a rank at a time (repartition)
-    partition_ = exchange_partition(mine, domain.grid, space, comm_, deepest_);
-    cut.adapting_seconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    adapting([&] {
+      partition_ = {};  // one P-sized partition on a rank at a time (repartition)
+      partition_ = exchange_partition(mine, domain.grid, space, comm_, deepest_);
+    });
   };
   const std::int64_t sent = migrate(domain, cut.targets, comm_, &marks, kMigrationMessageBytes,
                                     least, coarsen_pending, gather_partition);
