@@ -155,9 +155,8 @@ def _ranks(values, fmt):
     return f"{fmt.format(min(values))}..{fmt.format(max(values))}"
 
 
-def text(path):
-    """The report of the log at `path` (a string)."""
-    header, entries = read(path)
+def text(path, header, entries):
+    """The report of the log read from `path` (read()), as a string."""
     table = rows(entries)
     s = summary(entries, table)
     P = header["ranks"]
@@ -192,13 +191,12 @@ def text(path):
     return "\n".join(lines)
 
 
-def plot(path, out):
-    """A PNG at `out`: each rank's share and the work it held, and the imbalance, against the
-    timestep (with more than 8 ranks, the least and the most of them)."""
+def plot(header, entries, out):
+    """A PNG at `out` of a log (read()): each rank's share and the work it held, and the
+    imbalance, against the timestep (with more than 8 ranks, the least and the most of them)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    header, entries = read(path)
     table = rows(entries)
     ts = [r.timestep for r in table]
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(8, 6))

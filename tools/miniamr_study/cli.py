@@ -444,9 +444,10 @@ def main(argv=None):
         if a.command == "collect":
             return collect(a, log)
         if a.command == "balancer":
-            log(balancer_log.text(a.log))
+            header, entries = balancer_log.read(a.log)
+            log(balancer_log.text(a.log, header, entries))
             if a.plot:
-                balancer_log.plot(a.log, a.plot)
+                balancer_log.plot(header, entries, a.plot)
             return 0
         if a.command == "table":
             block = table.markdown(a.dir)
