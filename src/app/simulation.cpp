@@ -448,7 +448,8 @@ void Simulation::refine_step(int ts, int iterations) {
   print_level_table(ts, stats_.mesh_history.back().blocks_per_level);
   // Unlike the reference, uniform meshes are balanced too: ownership never changes results. A
   // mesh cut as it was adapted is already the balanced one (the same leaves, weights and shares
-  // give the same cut): checking that would cost three collectives.
+  // give the same cut, but for the children of a leaf split across a bound, made where most of
+  // them belong): checking that would cost three collectives.
   const bool cut = adapted_mesh_cut_ && weights_survive_adaptation();
   if (config_.lb_opt >= 1 && !cut)
     maybe_rebalance(/*report=*/true, spread, mesh_.generation() == generation_before);

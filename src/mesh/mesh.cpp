@@ -369,11 +369,30 @@ Mesh::AdaptCut Mesh::cut_for_adapt(const Domain& domain, const octree::AdaptPlan
   AdaptCut cut;
   cut.targets.assign(domain.leaves.size(), comm_.rank());
   cut.merges_away.assign(domain.leaves.size(), false);
-  for (std::size_t j = 0; j < plan.keys.size(); ++j) {
+  for (std::size_t j = 0; j < plan.keys.size();) {
     const octree::Origin& o = plan.origin[j];
+    if (o.kind == octree::Origin::kSplit) {
+      // Its children follow it in the plan. It goes to the rank of most of them (the earlier of
+      // two with as many), where the cut falls among them.
+      std::size_t end = j + 1;
+      while (end < plan.keys.size() && plan.origin[end].kind == octree::Origin::kSplit &&
+             plan.origin[end].old_index == o.old_index)
+        ++end;
+      int best = after[j];
+      std::ptrdiff_t most = 0;
+      for (std::size_t k = j; k < end; ++k) {
+        const auto n = std::count(after.begin() + std::ptrdiff_t(j),
+                                  after.begin() + std::ptrdiff_t(end), after[k]);
+        if (n > most || (n == most && after[k] < best)) best = after[k], most = n;
+      }
+      cut.targets[o.old_index] = best;
+      j = end;
+      continue;
+    }
     const bool merged = o.kind == octree::Origin::kMerged;
     for (std::size_t c = 0; c < (merged ? 8 : 1); ++c) cut.targets[o.old_index + c] = after[j];
     if (merged && after[j] != comm_.rank()) cut.merges_away[o.old_index] = true;
+    ++j;
   }
   return cut;
 }

@@ -82,9 +82,10 @@ class Mesh {
   // `plan` (made from this rank's leaves and `marks`) would make of the adapted leaves, weighted
   // by `adapted_weights` (one per leaf of plan.keys), applied to the leaves they come from.
   // `marks` travel with the blocks; a family that merges and goes to another rank is merged
-  // first and travels as its parent, marked to stay. The plans are left for the adaptation to
-  // rebuild, so the caller makes the plan again from the new leaves and adapts right after.
-  // Returns the blocks sent from here (such a parent counts one). `shares` as for rebalance.
+  // first and travels as its parent, marked to stay; a leaf to split goes to the rank of most
+  // of its children (with shares the cut may fall among them). The plans are left for the
+  // adaptation to rebuild, so the caller makes the plan again from the new leaves and adapts right
+  // after. Returns the blocks sent from here (such a parent counts one). `shares` as for rebalance.
   // `along`: the adapted weights of the ranks before this one and of all, when the caller has
   // them (else one more collective finds them).
   std::int64_t rebalance_for_adapt(Domain& domain, const octree::AdaptPlan& plan,

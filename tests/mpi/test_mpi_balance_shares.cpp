@@ -40,4 +40,65 @@ TEST(RebalanceWithShares, MatchesTheWholeCurveCutIntoTheShares) {
   }
 }
 
+// The cut before an adaptation with such shares: each leaf goes where the whole curve cut of the
+// adapted leaves puts what it becomes, and a leaf to split across a bound where most of its
+// children belong (they are made where it is).
+TEST(RebalanceWithShares, BeforeAdaptSendsALeafToSplitWhereMostOfItsChildrenBelong) {
+  const int P = world_size(), me = world_rank();
+  const RootGrid grid{{3, 2, 1}};
+  std::vector<double> shares(static_cast<std::size_t>(P));
+  for (int r = 0; r < P; ++r) shares[std::size_t(r)] = double(r + 1);
+  const sfc::Shares cut_shares(shares);
+  std::int64_t split_across = 0;  // leaves to split whose children the cut puts on two ranks
+  for (const sfc::Curve curve : kCurves) {
+    const auto space = space_of(curve, grid);
+    runtime::StaticRuntime rt(MPI_COMM_WORLD, options(curve));
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+      const std::string what = curve_name(curve) + " seed " + std::to_string(seed);
+      const std::vector<Key> keys = random_mesh(grid, 2, 50, 2500 + seed);
+      const auto before = cut_whole(keys, space, std::vector<std::int64_t>(keys.size(), 1), P);
+      Domain d = make_domain(grid, BlockShape{2, 2, 2, 1}, share(keys, before, me));
+      rt.mesh().changed(d);
+      std::vector<std::int8_t> marks;
+      for (const Key& k : d.leaves.keys())
+        marks.push_back(key_hash(k, 2600 + seed) % 3 == 0 ? octree::kRefine : octree::kStay);
+      const octree::AdaptPlan plan = octree::plan_adapt(d.leaves, marks);
+      std::vector<Key> adapted;
+      for (const auto& part : allgather_keys(plan.keys))
+        adapted.insert(adapted.end(), part.begin(), part.end());
+      std::sort(adapted.begin(), adapted.end(), octree::MortonLess{});
+      const auto oracle =
+          cut_whole(adapted, space, std::vector<std::int64_t>(adapted.size(), 1), P, cut_shares);
+
+      const std::vector<std::int64_t> ones(plan.keys.size(), 1);
+      const auto along = rt.mesh().comm().prefix_sum(std::int64_t(ones.size()));
+      const mesh::Mesh::AdaptCut cut = rt.mesh().cut_for_adapt(d, plan, ones, cut_shares, along);
+      Problems p;
+      for (std::size_t i = 0; i < d.leaves.size(); ++i) {
+        const Key& k = d.leaves[i];
+        int expected = 0;
+        if (marks[i] != octree::kRefine) {
+          expected = oracle[index_of(adapted, k)];
+        } else {
+          std::vector<int> children(static_cast<std::size_t>(P), 0);
+          for (int o = 0; o < 8; ++o)
+            ++children[std::size_t(oracle[index_of(adapted, octree::child(k, o))])];
+          expected =
+              int(std::ranges::max_element(children) - children.begin());  // the earlier of two
+          split_across += std::ranges::count(children, 0) < P - 1 ? 1 : 0;
+        }
+        if (cut.targets[i] != expected)
+          p.add(str(k) + " goes to rank " + std::to_string(cut.targets[i]) + ", not " +
+                std::to_string(expected));
+      }
+      EXPECT_TRUE(all_ranks(p.none(), what + ": " + p.text())) << what;
+    }
+  }
+  // The case this is about came up (on more than one rank there are bounds to fall among
+  // children).
+  if (P > 1) {
+    EXPECT_GT(world_sum(split_across), 0);
+  }
+}
+
 }  // namespace
