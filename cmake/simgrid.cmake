@@ -5,7 +5,7 @@
 # This does what smpicxx does (`smpicxx -show`) without its forced include of smpi_helpers.h,
 # whose macros (malloc, free, exit, clock_gettime) rename C++ standard library calls: SMPI's
 # headers and library, position-independent code, and miniamr linked as the shared object that
-# smpirun loads into its simulator (smpimain). Time comes from MPI_Wtime (runtime/clock.hpp).
+# smpirun loads into its simulator (smpimain). Time comes from MPI_Wtime (comm/clock.hpp).
 find_path(SIMGRID_INCLUDE_DIR smpi/mpi.h)
 find_library(SIMGRID_LIBRARY simgrid)
 if(NOT SIMGRID_INCLUDE_DIR OR NOT SIMGRID_LIBRARY)

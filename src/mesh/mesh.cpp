@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <cassert>
-#include <chrono>
 #include <new>
 #include <stdexcept>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "comm/clock.hpp"
 #include "mesh/merge_family.hpp"
 #include "mesh/migrate.hpp"
 #include "mesh/neighbourhood.hpp"
@@ -412,11 +412,11 @@ std::optional<std::int64_t> Mesh::move_for_adapt(Domain& domain, std::vector<std
   enum : std::size_t { kFailed, kMoves };
   std::array<int, 2> least{merged ? comm_.size() : comm_.rank(), sends_any(cut.targets) ? -1 : 0};
   // The adaptation's own work done inside the move, timed apart from the move.
+  // On the run's clock: in the simulation build the partition's exchange takes simulated time.
   const auto adapting = [&](auto&& work) {
-    const auto started = std::chrono::steady_clock::now();
+    const auto started = comm::Clock::now();
     work();
-    cut.adapting_seconds +=
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    cut.adapting_seconds += comm::seconds_since(started);
   };
   // The parents that leave are coarsened once their headers are on their way: on a sphere
   // moving over two ranks one rank merges what leaves it while the other takes storage for it.

@@ -13,7 +13,8 @@ checks of its input.
   under the allocator asked for (results.yaml host_allocator: jemalloc preloaded by default,
   glibc with --allocator system), and
   ends with the same mesh, block for block per level, as a real 2-rank run: refinement, the
-  partition and the messages ran for real;
+  partition and the messages ran for real; every phase's time lies between 0 and the run's
+  (all on the simulated clock);
 - the calibration is what prices the kernels: the same run with every cost a thousand times larger
   adds 999 times the modelled compute time, and costs that grow with the working set are
   charged at each rank's own;
@@ -205,6 +206,15 @@ def simulated_failures(tmp, miniamr_sim, real_miniamr, deck):
                             f"{levels(want)}")
         if not got.get("total_time_max", 0) > 0:
             failures.append(f"{name}: no simulated time ({got.get('total_time_max')!r})")
+        # Every phase on the simulated clock: none negative, none longer than the run (a phase
+        # timed on the host's clock in part is either).
+        total = got.get("total_time_max", 0)
+        for phase in ("compute_time", "total_comm", "gridsum_time", "refine_time",
+                      "time_total_load_bal"):
+            low, high = got.get(f"{phase}_min"), got.get(f"{phase}_max")
+            if low is None or high is None or low < 0 or high > total:
+                failures.append(f"{name}: {phase} from {low!r} to {high!r} s on the ranks, "
+                                f"outside 0 to the run's {total!r} s")
         compute[name] = (got.get("compute_time_ave", 0), got.get("cell_var_updates", 0))
     if len(compute) == 4:
         # Compute time is the modelled sweeps plus the real code around them, which SMPI times:
