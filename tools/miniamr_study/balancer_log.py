@@ -155,9 +155,9 @@ def _ranks(values, fmt):
     return f"{fmt.format(min(values))}..{fmt.format(max(values))}"
 
 
-def text(path, header, entries):
-    """The report of the log read from `path` (read()), as a string."""
-    table = rows(entries)
+def text(path, header, entries, table):
+    """The report of the log read from `path` (read(); `table`: rows() of its entries), as a
+    string."""
     s = summary(entries, table)
     P = header["ranks"]
     lines = [f"{path}: {P} ranks, strategy {header.get('strategy', '?')}, lb_threshold "
@@ -191,13 +191,12 @@ def text(path, header, entries):
     return "\n".join(lines)
 
 
-def plot(header, entries, out):
-    """A PNG at `out` of a log (read()): each rank's share and the work it held, and the
-    imbalance, against the timestep (with more than 8 ranks, the least and the most of them)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    table = rows(entries)
+def plot(header, table, out):
+    """A PNG at `out` of a log (read() and rows()): each rank's share and the work it held, and
+    the imbalance, against the timestep (with more than 8 ranks, the least and the most of
+    them)."""
+    from .plots import _pyplot, _save
+    plt = _pyplot()
     ts = [r.timestep for r in table]
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(8, 6))
     P = header["ranks"]
@@ -221,6 +220,4 @@ def plot(header, entries, out):
     bottom.set_xlabel("timestep")
     bottom.legend(fontsize=7)
     top.set_title(f"balancer log: {P} ranks, strategy {header.get('strategy', '?')}")
-    fig.tight_layout()
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
+    _save(plt, fig, os.path.dirname(out) or ".", os.path.basename(out), dpi=120)

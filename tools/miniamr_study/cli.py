@@ -445,9 +445,10 @@ def main(argv=None):
             return collect(a, log)
         if a.command == "balancer":
             header, entries = balancer_log.read(a.log)
-            log(balancer_log.text(a.log, header, entries))
+            rows = balancer_log.rows(entries)
+            log(balancer_log.text(a.log, header, entries, rows))
             if a.plot:
-                balancer_log.plot(header, entries, a.plot)
+                balancer_log.plot(header, rows, a.plot)
             return 0
         if a.command == "table":
             block = table.markdown(a.dir)
