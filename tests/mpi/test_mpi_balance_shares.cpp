@@ -7,15 +7,17 @@ namespace {
 
 using namespace runtime_test;
 
+// Rank r's share grows with r: 1, 2, 3, 4 (proportional to them).
+sfc::Shares growing_shares(int P) {
+  std::vector<double> shares(static_cast<std::size_t>(P));
+  for (int r = 0; r < P; ++r) shares[std::size_t(r)] = double(r + 1);
+  return sfc::Shares(shares);
+}
+
 TEST(RebalanceWithShares, MatchesTheWholeCurveCutIntoTheShares) {
   const int P = world_size(), me = world_rank();
   const RootGrid grid{{3, 2, 1}};
-  // Rank r's share grows with r: 1, 2, 3, 4 (as fractions of their sum).
-  std::vector<double> shares(static_cast<std::size_t>(P));
-  for (int r = 0; r < P; ++r) shares[std::size_t(r)] = double(r + 1);
-  const double sum = std::accumulate(shares.begin(), shares.end(), 0.0);
-  for (double& s : shares) s /= sum;
-  const sfc::Shares cut_shares(shares);
+  const sfc::Shares cut_shares = growing_shares(P);
   for (const sfc::Curve curve : kCurves) {
     const auto space = space_of(curve, grid);
     runtime::StaticRuntime rt(MPI_COMM_WORLD, options(curve));
@@ -46,9 +48,7 @@ TEST(RebalanceWithShares, MatchesTheWholeCurveCutIntoTheShares) {
 TEST(RebalanceWithShares, BeforeAdaptSendsALeafToSplitWhereMostOfItsChildrenBelong) {
   const int P = world_size(), me = world_rank();
   const RootGrid grid{{3, 2, 1}};
-  std::vector<double> shares(static_cast<std::size_t>(P));
-  for (int r = 0; r < P; ++r) shares[std::size_t(r)] = double(r + 1);
-  const sfc::Shares cut_shares(shares);
+  const sfc::Shares cut_shares = growing_shares(P);
   std::int64_t split_across = 0;  // leaves to split whose children the cut puts on two ranks
   for (const sfc::Curve curve : kCurves) {
     const auto space = space_of(curve, grid);
