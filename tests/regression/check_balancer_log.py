@@ -39,6 +39,17 @@ SYNTHETIC = [
 ]
 
 
+def write_lines(path, lines):
+    """A log of JSON lines at `path`; returns the path."""
+    with open(path, "w") as f:
+        f.write("\n".join(json.dumps(line) for line in lines) + "\n")
+    return path
+
+
+def table_rows(report):
+    return [line for line in report.splitlines() if re.match(r"\| \d+ \|", line)]
+
+
 def study(tool, *args):
     return subprocess.run([sys.executable, tool, "balancer", *args], capture_output=True,
                           text=True, timeout=120)
@@ -53,14 +64,11 @@ def figure(pattern, text, what, failures):
 
 
 def check_synthetic(tool, work, failures):
-    path = os.path.join(work, "synthetic.jsonl")
-    with open(path, "w") as f:
-        f.write("\n".join(json.dumps(line) for line in SYNTHETIC) + "\n")
-    p = study(tool, path)
+    p = study(tool, write_lines(os.path.join(work, "synthetic.jsonl"), SYNTHETIC))
     if p.returncode != 0:
         failures.append(f"synthetic log: exit {p.returncode}: {p.stderr[-400:]}")
         return
-    rows = [line for line in p.stdout.splitlines() if re.match(r"\| \d+ \|", line)]
+    rows = table_rows(p.stdout)
     if len(rows) != 4:
         failures.append(f"synthetic log: {len(rows)} rows, want 4:\n{p.stdout}")
     if "| 10 | refinement | cut, 3 blocks moved | 0.667 0.333 | 0.667 0.333 | 2 1 | 1.333 |" \
@@ -88,20 +96,14 @@ def check_bad_inputs(tool, work, failures):
     results = os.path.join(work, "results.yaml")
     with open(results, "w") as f:
         f.write("total_time_max: 1.0\n")
-    headless = os.path.join(work, "headless.jsonl")
-    with open(headless, "w") as f:
-        f.write("\n".join(json.dumps(line) for line in SYNTHETIC[1:]) + "\n")
-    short = os.path.join(work, "short.jsonl")
-    with open(short, "w") as f:
-        bad = dict(SYNTHETIC[2], shares=[1.0])
-        f.write("\n".join(json.dumps(line) for line in [SYNTHETIC[0], bad]) + "\n")
+    headless = write_lines(os.path.join(work, "headless.jsonl"), SYNTHETIC[1:])
+    short = write_lines(os.path.join(work, "short.jsonl"),
+                        [SYNTHETIC[0], dict(SYNTHETIC[2], shares=[1.0])])
     binary = os.path.join(work, "binary")
     with open(binary, "wb") as f:
         f.write(bytes(range(256)))
-    moves = os.path.join(work, "moves.jsonl")
-    with open(moves, "w") as f:
-        bad = dict(SYNTHETIC[4], moves=[{"blocks": "two"}])
-        f.write("\n".join(json.dumps(line) for line in [SYNTHETIC[0], bad]) + "\n")
+    moves = write_lines(os.path.join(work, "moves.jsonl"),
+                        [SYNTHETIC[0], dict(SYNTHETIC[4], moves=[{"blocks": "two"}])])
     for path, says in ((results, "not a JSON line"), (headless, "no --lb_log header"),
                        (short, "shares is not 2 numbers"), (binary, "not a balancer log"),
                        (moves, "not counts of blocks"), ("/dev/zero", "not a regular file"),
@@ -125,7 +127,7 @@ def check_real_log(a, extra, work, failures):
     if p.returncode != 0:
         failures.append(f"real log: exit {p.returncode}: {p.stderr[-400:]}")
         return
-    rows = [line for line in p.stdout.splitlines() if re.match(r"\| \d+ \|", line)]
+    rows = table_rows(p.stdout)
     if len(rows) != len(entries):
         failures.append(f"real log: {len(rows)} rows for {len(entries)} lines")
     if not os.path.exists(png) or os.path.getsize(png) == 0:
