@@ -8,11 +8,14 @@ updates. On one rank every ghost face is an on-rank copy, so the cost per update
 ghost work that comes with it; a modelled run skips both and charges this. A stage sweeps
 one group of variables (--comm_vars) over all blocks before the next, so what it streams
 through is that group's storage: the calibration runs 8 blocks with groups of 2 variables,
-and 8, 64 and 512 blocks with all 40 together (0.16, 2.6, 20 and 164 MB), from cache to
-memory, where the cost per update differs by more than 2x. A modelled sweep is charged the
-cost at its own group's size (`working_sets`); `seconds_per_update` repeats the 64-block
-figures. Modelled runs keep no variables in cache between stages (no --chunk_vars chunks), so
-neither do these: each runs with chunks of its group.
+and 8, 64, 512 and 4096 blocks with all 40 together (0.16, 2.6, 20, 164 MB and 1.3 GB), from
+cache to memory, where the cost per update differs by 2x and more. The largest lies beyond the
+last-level cache of any current processor (164 MB still fitted in one with 300 MB, where a mesh
+of 700 MB cost 1.7 times as much per update); it runs 10 stages instead of 40, 3.4 billion
+updates. A modelled sweep is charged the cost at its own group's size (`working_sets`);
+`seconds_per_update` repeats the 64-block figures. Modelled runs keep no variables in cache
+between stages (no --chunk_vars chunks), so neither do these: each runs with chunks of its
+group.
 
     tools/calibrate_compute.py --miniamr build/miniamr --out platforms/calibration.yaml
 """
@@ -36,10 +39,12 @@ from miniamr_study.inputs import check_output_file, run_tool  # noqa: E402
 
 CELLS, VARS = 8, 40
 MESH = ["--nx", str(CELLS), "--ny", str(CELLS), "--nz", str(CELLS), "--npx", "1", "--npy", "1",
-        "--npz", "1", "--num_refine", "0", "--num_vars", str(VARS), "--num_tsteps", "4",
-        "--stages_per_ts", "10", "--checksum_freq", "10", "--report_perf", "1", "--quiet"]
+        "--npz", "1", "--num_refine", "0", "--num_vars", str(VARS), "--stages_per_ts", "10",
+        "--checksum_freq", "10", "--report_perf", "1", "--quiet"]
 # (roots per direction, variables per group): the sizes measured, smallest first.
-SIZES = ((2, 2), (2, VARS), (4, VARS), (8, VARS))
+SIZES = ((2, 2), (2, VARS), (4, VARS), (8, VARS), (16, VARS))
+# Timesteps of 10 stages at each size: the largest sweeps 3.4 billion updates in 10 stages.
+TIMESTEPS = {16: 1}
 KERNELS = {"stencil7": ["--stencil", "7"], "stencil27": ["--stencil", "27"],
            "variable": ["--stencil", "0"]}
 
@@ -58,9 +63,9 @@ class RunFailure(Exception):
 def per_update(miniamr, runtime, kernel_opts, size, folder):
     out = os.path.join(folder, "r.yaml")
     roots, group = size
-    cmd = [miniamr, *MESH, "--init_x", str(roots), "--init_y", str(roots), "--init_z", str(roots),
-           "--comm_vars", str(group), "--chunk_vars", str(group), *kernel_opts, "--runtime", runtime,
-           "--results", out]
+    cmd = [miniamr, *MESH, "--num_tsteps", str(TIMESTEPS.get(roots, 4)), "--init_x", str(roots),
+           "--init_y", str(roots), "--init_z", str(roots), "--comm_vars", str(group),
+           "--chunk_vars", str(group), *kernel_opts, "--runtime", runtime, "--results", out]
     p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if p.returncode != 0:
         raise RunFailure(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip()[-400:]}")
@@ -97,9 +102,9 @@ def main():
     doc = {
         "machine": platform.node(),
         "method": "tools/calibrate_compute.py: one rank, uniform meshes of 2^3 roots of 8^3 "
-                  "cells in groups of 2 of 40 variables, and 2^3, 4^3, 8^3 roots with all 40 "
-                  "together, 40 stages; (compute + on-rank ghost time) / updates, median of "
-                  f"{args.reps}",
+                  "cells in groups of 2 of 40 variables, and 2^3, 4^3, 8^3, 16^3 roots with all "
+                  "40 together, 40 stages (10 on 16^3 roots); (compute + on-rank ghost time) / "
+                  f"updates, median of {args.reps}",
         "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "seconds_per_update": copy.deepcopy(sets[SIZES.index((4, VARS))]["seconds_per_update"]),
         "working_sets": sets,

@@ -206,7 +206,10 @@ void ChunkRun::step_with(Storage& st, std::size_t lane, std::size_t lanes, std::
   const bool sweep = step == s_.steps - 1;
   const bool next_stage = stage + 1 < lanes_.stages;
   const bool modelled = x_.kernels.modelled();
-  const bool passes = sweep && !s_.edges && !compact_ && x_.sweep_vars > 0;
+  // Priced kernels sweep the lane's variables in one pass: the cost is charged at the working set
+  // a real sweep streams through, the lane's variables of the rank's blocks, however a padded
+  // sweep would take them.
+  const bool passes = sweep && !s_.edges && !compact_ && !modelled && x_.sweep_vars > 0;
   const int per_pass = passes ? x_.sweep_vars : lv.count();
   const int group = s_.edges ? std::min(step, s_.groups - 1) : 0;  // of the step's fills
   const bool traced = x_.trace != nullptr && x_.trace->enabled();

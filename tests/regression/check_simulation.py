@@ -18,6 +18,9 @@ checks of its input.
 - the calibration is what prices the kernels: the same run with every cost a thousand times larger
   adds 999 times the modelled compute time, and costs that grow with the working set are
   charged at each rank's own;
+- a modelled sweep is priced at the working set of its lane's variables, as a real one streams
+  through them: with costs growing with the working set, --sweep_vars 1 and --sweep_vars 8 (how
+  many variables a padded sweep takes at a time, which no priced kernel does) cost the same;
 - priced kernels (--compute model) keep no block storage of each rank's own: the simulator's
   peak memory is below that of the same run with the real kernels by at least half of the
   blocks' storage;
@@ -239,6 +242,29 @@ def simulated_failures(tmp, miniamr_sim, real_miniamr, deck):
     return failures
 
 
+def sweep_pass_failures(tmp, miniamr_sim, deck):
+    """8 variables in one comm group, priced by costs that grow with the working set: the
+    modelled compute must not depend on how many variables a padded sweep takes at a time."""
+    compute = {}
+    for passes in (1, 8):
+        run_dir = os.path.join(tmp, f"passes{passes}")
+        os.makedirs(run_dir)
+        r = simulate(["--np", str(RANKS), "--platform", CLUSTER, "--calibration",
+                      write_calibration(run_dir, "sized"), "--miniamr", miniamr_sim, "--", deck,
+                      "--num_tsteps", str(STEPS), "--num_vars", "8", "--comm_vars", "8",
+                      "--sweep_vars", str(passes), "--runtime", "static", "--results", "R.yaml"],
+                     run_dir)
+        if r.returncode != 0:
+            return [f"--sweep_vars {passes}: exit {r.returncode}: {r.stderr[-800:]}"]
+        with open(os.path.join(run_dir, "R.yaml")) as f:
+            compute[passes] = yaml.safe_load(f).get("compute_time_ave", 0)
+    # Priced at one variable's working set, the first cost 15% less on the build before.
+    if not abs(compute[1] - compute[8]) <= 0.02 * compute[8]:
+        return [f"modelled compute {compute[1]:.6g} s with --sweep_vars 1 against {compute[8]:.6g}"
+                f" s with 8: a sweep priced at its pass's working set, not its lane's"]
+    return []
+
+
 def peak_mib(stderr):
     """The simulator's peak memory that miniamr-simulate prints last, or None."""
     m = re.search(r"peak memory (\d+) MiB", stderr)
@@ -322,6 +348,7 @@ def main():
             print(f"SKIP 64 simulated ranks: {why}")
             return SKIP if not failures else verdict(failures, "")
         failures += simulated_failures(tmp, miniamr_sim, a.miniamr, a.deck)
+        failures += sweep_pass_failures(tmp, miniamr_sim, a.deck)
         failures += storage_failures(tmp, miniamr_sim, a.deck)
         failures += study_failures(tmp, miniamr_sim, a.deck)
     return verdict(failures, f"{RANKS} simulated ranks of both runtimes on cluster_fat_tree: "
